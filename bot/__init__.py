@@ -1,0 +1,1 @@
+"""The Slack front end and the `triage` command line."""

@@ -1,0 +1,127 @@
+"""Put an investigation together from names: a model, an engine, sources and tools.
+
+The command line, the evaluation harness and the Slack bot all start investigations the same
+way, through these functions, so a flag means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from engines.constraints import ConstraintInbox, ConstraintSet
+from engines.errors import ConfigurationError
+from engines.events import EventSink, discard
+from engines.incident import Incident
+from engines.model import Model
+from engines.react import AfterStep, EngineConfig, InvestigationResult, ReactEngine
+from tools.catalog import available_tools
+from tools.context import ToolContext
+from tools.scenarios import Scenario, load_scenario
+from tools.sources.base import Sources
+from tools.sources.sandbox import sandbox_sources
+from tools.toolset import Approver, Toolset
+
+ANALYZER = "analyzer"
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+ENGINES = ("react",)
+
+
+def default_model_name() -> str:
+    """The analyzer when no LLM is configured, else `TRIAGE_MODEL` or a sensible default."""
+    if not os.environ.get("OPENAI_API_KEY"):
+        return ANALYZER
+    return os.environ.get("TRIAGE_MODEL", DEFAULT_OPENAI_MODEL)
+
+
+def build_model(name: str | None = None) -> Model:
+    """`analyzer` is the offline model; any other name is an OpenAI model name."""
+    chosen = name or default_model_name()
+    if chosen == ANALYZER:
+        from engines.analyzer import AnalyzerModel
+
+        return AnalyzerModel()
+    from engines.openai_model import OpenAIModel
+
+    if not os.environ.get("OPENAI_API_KEY"):
+        raise ConfigurationError(
+            f"model {chosen!r} needs OPENAI_API_KEY (and OPENAI_BASE_URL for a non-OpenAI "
+            f"endpoint); use --model {ANALYZER} to run offline"
+        )
+    return OpenAIModel(model=chosen)
+
+
+def engine_config(model: Model) -> EngineConfig:
+    """The analyzer finishes in a few steps; an LLM gets more room."""
+    if model.name == ANALYZER:
+        return EngineConfig(max_steps=12, timeout_seconds=60)
+    return EngineConfig()
+
+
+def build_engine(name: str, model: Model) -> ReactEngine:
+    if name not in ENGINES:
+        raise ConfigurationError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+    return ReactEngine(engine_config(model))
+
+
+def scenario_ref(ref: str | Path) -> Scenario:
+    return load_scenario(ref)
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """Where an investigation's data comes from, and its clock."""
+
+    sources: Sources
+    now: datetime | None = None
+    scenario: Scenario | None = None
+
+
+def scenario_setting(ref: str | Path) -> Setting:
+    scenario = load_scenario(ref)
+    return Setting(sandbox_sources(scenario), scenario.now, scenario)
+
+
+def build_toolset(
+    setting: Setting,
+    now: datetime,
+    constraints: ConstraintSet,
+    approver: Approver | None = None,
+) -> Toolset:
+    context = ToolContext(now=now, sources=setting.sources, constraints=constraints)
+    return Toolset(available_tools(setting.sources), context, approver=approver)
+
+
+async def investigate(
+    text: str,
+    setting: Setting,
+    model: Model,
+    *,
+    engine: str = "react",
+    sink: EventSink = discard,
+    inbox: ConstraintInbox | None = None,
+    after_step: AfterStep | None = None,
+    approver: Approver | None = None,
+    incident_id: str | None = None,
+) -> InvestigationResult:
+    """Run one investigation end to end and return how it ended."""
+    incident = Incident(text=text, now=setting.now) if setting.now else Incident(text=text)
+    if incident_id:
+        incident = Incident(text=text, now=incident.now, id=incident_id)
+    constraints = ConstraintSet()
+    toolset = build_toolset(setting, incident.now, constraints, approver)
+    if inbox is None:
+        inbox = ConstraintInbox()
+    inbox.known_tools.update(toolset.names)
+    if setting.scenario is not None:
+        inbox.known_namespaces.update(
+            o["metadata"]["name"]
+            for o in setting.scenario.cluster_objects
+            if o.get("kind") == "Namespace"
+        )
+    runner = build_engine(engine, model)
+    return await runner.run(
+        incident, model, toolset, inbox, sink, constraints=constraints, after_step=after_step
+    )

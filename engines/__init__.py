@@ -1,0 +1,1 @@
+"""Reasoning engines: they know nothing of Slack, only incidents, models, tools and events."""

@@ -1,0 +1,110 @@
+"""The diagnosis schema of scenario-format.md and the scoring rule that judges one.
+
+Pydantic validates what the model submits, so an invalid diagnosis can be sent back to the
+model with the exact validation error instead of being accepted half-formed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Category = Literal[
+    "oom_killed",
+    "crash_loop",
+    "image_pull",
+    "unschedulable",
+    "probe_failure",
+    "node_failure",
+    "bad_rollout",
+    "dependency_failure",
+    "resource_exhaustion",
+    "cpu_throttling",
+    "network",
+    "certificate",
+    "quota_exceeded",
+    "autoscaling_limit",
+    "unknown",
+]
+
+CATEGORIES: tuple[str, ...] = get_args(Category)
+WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
+
+
+class Culprit(BaseModel):
+    """The object whose fault the incident is."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = Field(min_length=1, description="Deployment, StatefulSet, Service, Node, ...")
+    namespace: str = Field(default="", description="Empty for cluster-scoped objects (Node).")
+    name: str = Field(min_length=1)
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+
+class Evidence(BaseModel):
+    """A quote from an observation, with the tool that returned it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str = Field(min_length=1)
+    quote: str = Field(min_length=1)
+
+
+class Diagnosis(BaseModel):
+    """An investigation's structured answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    category: Category
+    culprit: Culprit
+    summary: str = Field(min_length=1)
+    evidence: list[Evidence] = Field(default_factory=list)
+    fix: str = ""
+    confidence: float = Field(ge=0.0, le=1.0)
+
+    @field_validator("evidence")
+    @classmethod
+    def _at_most_twenty(cls, value: list[Evidence]) -> list[Evidence]:
+        if len(value) > 20:
+            raise ValueError("give at most 20 evidence quotes, the strongest first")
+        return value
+
+
+class Truth(BaseModel):
+    """The true root cause recorded in a scenario."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    category: Category
+    culprit: Culprit
+    evidence: list[str] = Field(default_factory=list)
+    fix: str = ""
+
+
+def _owned_by(object_name: str, workload_name: str) -> bool:
+    """Whether a Pod or ReplicaSet name is one a workload's controller would generate."""
+    if not object_name.startswith(workload_name + "-"):
+        return False
+    suffix = object_name[len(workload_name) + 1 :]
+    return bool(suffix) and all(part.isalnum() for part in suffix.split("-"))
+
+
+def is_correct(diagnosis: Diagnosis | None, truth: Truth) -> bool:
+    """Score a diagnosis by the rule of scenario-format.md."""
+    if diagnosis is None or diagnosis.category != truth.category:
+        return False
+    got, want = diagnosis.culprit, truth.culprit
+    if want.kind == "Node":
+        return got.name == want.name
+    if got.namespace != want.namespace:
+        return False
+    if got.name == want.name:
+        return True
+    if want.kind in WORKLOAD_KINDS:
+        return got.kind in {"Pod", "ReplicaSet", "Job"} and _owned_by(got.name, want.name)
+    return False

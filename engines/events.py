@@ -1,0 +1,130 @@
+"""Everything an engine tells the world, as one union of small frozen dataclasses.
+
+The bot renders these in Slack, the command line prints them, the store persists them: the
+engine emits them in the order things happen and never waits on how they are shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from engines.diagnosis import Diagnosis
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class InvestigationStarted:
+    investigation_id: str
+    incident_text: str
+    model: str
+    engine: str
+    max_steps: int
+    at: datetime = field(default_factory=_now)
+    kind: Literal["started"] = "started"
+
+
+@dataclass(frozen=True, slots=True)
+class ThoughtRecorded:
+    investigation_id: str
+    step: int
+    text: str
+    at: datetime = field(default_factory=_now)
+    kind: Literal["thought"] = "thought"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCalled:
+    investigation_id: str
+    step: int
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    description: str
+    at: datetime = field(default_factory=_now)
+    kind: Literal["action"] = "action"
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationReceived:
+    investigation_id: str
+    step: int
+    call_id: str
+    tool: str
+    status: Literal["success", "error"]
+    text: str
+    data: Any = None
+    cached: bool = False
+    seconds: float = 0.0
+    tokens: int = 0
+    raw_tokens: int = 0
+    at: datetime = field(default_factory=_now)
+    kind: Literal["observation"] = "observation"
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintApplied:
+    investigation_id: str
+    step: int
+    text: str
+    summary: str
+    author: str = ""
+    at: datetime = field(default_factory=_now)
+    kind: Literal["constraint"] = "constraint"
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosisSubmitted:
+    investigation_id: str
+    step: int
+    diagnosis: Diagnosis
+    at: datetime = field(default_factory=_now)
+    kind: Literal["answer"] = "answer"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorOccurred:
+    investigation_id: str
+    step: int
+    message: str
+    fatal: bool = False
+    at: datetime = field(default_factory=_now)
+    kind: Literal["error"] = "error"
+
+
+StopReason = Literal[
+    "diagnosed", "stopped", "max_steps", "timeout", "token_budget", "loop", "failed"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class InvestigationStopped:
+    investigation_id: str
+    step: int
+    reason: StopReason
+    detail: str = ""
+    at: datetime = field(default_factory=_now)
+    kind: Literal["stopped"] = "stopped"
+
+
+Event = (
+    InvestigationStarted
+    | ThoughtRecorded
+    | ToolCalled
+    | ObservationReceived
+    | ConstraintApplied
+    | DiagnosisSubmitted
+    | ErrorOccurred
+    | InvestigationStopped
+)
+
+EventSink = Callable[[Event], Awaitable[None]]
+
+
+async def discard(event: Event) -> None:
+    """A sink for runs nobody watches (benchmarks, evaluation)."""

@@ -1,0 +1,397 @@
+"""The ReAct loop: think, call tools, observe, until a diagnosis or a stop condition.
+
+Every decision the loop makes is visible as an event. Tool calls of one step run
+concurrently; constraints from humans are taken at the start of every step; the run ends
+on a submitted diagnosis, a human stop, max steps, the wall-clock timeout, the token budget
+or a detected loop, and in every case but a failure the model gets one last turn to submit
+its best diagnosis from what it found so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from engines import prompts
+from engines._history import History
+from engines._loop import LoopDetector
+from engines._schema import clean_schema
+from engines.constraints import ConstraintInbox, ConstraintSet
+from engines.diagnosis import Diagnosis
+from engines.errors import ModelError, TriageError
+from engines.events import (
+    ConstraintApplied,
+    DiagnosisSubmitted,
+    ErrorOccurred,
+    Event,
+    EventSink,
+    InvestigationStarted,
+    InvestigationStopped,
+    ObservationReceived,
+    StopReason,
+    ThoughtRecorded,
+    ToolCalled,
+    discard,
+)
+from engines.incident import Incident
+from engines.model import (
+    AssistantMessage,
+    Message,
+    Model,
+    ModelReply,
+    ModelRequest,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+from engines.tokens import count_tokens
+
+log = logging.getLogger(__name__)
+
+SUBMIT_TOOL = "submit_diagnosis"
+SUBMIT_SPEC = ToolSpec(
+    SUBMIT_TOOL,
+    "Submit the final diagnosis and end the investigation. Evidence quotes must be copied "
+    "verbatim from tool observations.",
+    clean_schema(Diagnosis.model_json_schema()),
+)
+AfterStep = Callable[[int], Awaitable[None]]
+
+
+@lru_cache(maxsize=64)
+def _prompt_tokens(text: str) -> int:
+    """The system prompt changes only when a constraint arrives: count it once."""
+    return count_tokens(text)
+
+
+class ToolRunner(Protocol):
+    """What the engine needs of a toolset (tools.toolset.Toolset is the real one)."""
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    def describe(self, call: ToolCall) -> str: ...
+
+    async def call(self, call: ToolCall) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Limits of one investigation. Defaults suit an LLM; the analyzer needs far fewer."""
+
+    max_steps: int = 15
+    timeout_seconds: float = 300.0
+    token_budget: int = 400_000
+    context_tokens: int = 24_000
+    max_empty_replies: int = 3
+    final_turn_seconds: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class InvestigationResult:
+    """How a run ended, with the figures the harness and the bot report."""
+
+    investigation_id: str
+    diagnosis: Diagnosis | None
+    reason: StopReason
+    detail: str
+    steps: int
+    tool_calls: int
+    usage: Usage
+    seconds: float
+    observation_tokens: int = 0
+    raw_observation_tokens: int = 0
+    transcript: tuple[Message, ...] = ()
+    error: TriageError | None = None
+
+
+@dataclass(slots=True)
+class _Run:
+    """Mutable state of one run, kept out of the engine so the engine is reusable."""
+
+    incident: Incident
+    model: Model
+    toolset: ToolRunner
+    inbox: ConstraintInbox
+    sink: EventSink
+    constraints: ConstraintSet
+    history: History
+    lessons: tuple[str, ...]
+    step: int = 0
+    tool_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    observation_tokens: int = 0
+    raw_observation_tokens: int = 0
+    empty_replies: int = 0
+    diagnosis: Diagnosis | None = None
+    loop: LoopDetector = field(default_factory=LoopDetector)
+
+    async def emit(self, event: Event) -> None:
+        """Deliver an event; a failing sink (Slack down) must not end the investigation."""
+        try:
+            await self.sink(event)
+        except Exception:
+            log.exception("event sink failed on %s", event.kind)
+
+
+class ReactEngine:
+    """Thought → tool calls → observations, step by step."""
+
+    name = "react"
+
+    def __init__(self, config: EngineConfig | None = None) -> None:
+        self.config = config or EngineConfig()
+
+    async def run(
+        self,
+        incident: Incident,
+        model: Model,
+        toolset: ToolRunner,
+        inbox: ConstraintInbox | None = None,
+        sink: EventSink = discard,
+        *,
+        constraints: ConstraintSet | None = None,
+        lessons: Sequence[str] = (),
+        after_step: AfterStep | None = None,
+    ) -> InvestigationResult:
+        """Investigate `incident` and return how it ended. Never raises for run failures.
+
+        `constraints` is the set the toolset enforces (its context's set); constraints that
+        arrive in `inbox` are added to it at the start of each step.
+        """
+        started = time.perf_counter()
+        inbox = inbox or ConstraintInbox(known_tools=toolset.names)
+        run = _Run(
+            incident=incident,
+            model=model,
+            toolset=toolset,
+            inbox=inbox,
+            sink=sink,
+            constraints=constraints if constraints is not None else ConstraintSet(),
+            history=History(self.config.context_tokens),
+            lessons=tuple(lessons),
+        )
+        await run.emit(
+            InvestigationStarted(
+                incident.id, incident.text, model.name, self.name, self.config.max_steps
+            )
+        )
+        run.history.append(UserMessage(prompts.incident_message(incident.text, incident.now)))
+        reason: StopReason
+        detail = ""
+        error: TriageError | None = None
+        try:
+            async with asyncio.timeout(self.config.timeout_seconds):
+                reason, detail = await self._loop(run, after_step)
+        except TimeoutError:
+            reason, detail = "timeout", f"no diagnosis within {self.config.timeout_seconds:g}s"
+        except TriageError as exc:
+            reason, detail, error = "failed", str(exc), exc
+        except Exception as exc:  # a bug must end this run cleanly, not the bot
+            log.exception("investigation %s crashed", incident.id)
+            reason, detail = "failed", f"internal error: {type(exc).__name__}: {exc}"
+            error = TriageError(detail)
+        if error is not None:
+            await run.emit(ErrorOccurred(incident.id, run.step, detail, fatal=True))
+        elif run.diagnosis is None:
+            await self._final_turn(run, reason, detail)
+        await run.emit(InvestigationStopped(incident.id, run.step, reason, detail))
+        return InvestigationResult(
+            investigation_id=incident.id,
+            diagnosis=run.diagnosis,
+            reason=reason,
+            detail=detail,
+            steps=run.step,
+            tool_calls=run.tool_calls,
+            usage=run.usage,
+            seconds=time.perf_counter() - started,
+            observation_tokens=run.observation_tokens,
+            raw_observation_tokens=run.raw_observation_tokens,
+            transcript=run.history.messages,
+            error=error,
+        )
+
+    async def _loop(self, run: _Run, after_step: AfterStep | None) -> tuple[StopReason, str]:
+        config = self.config
+        while run.step < config.max_steps:
+            run.step += 1
+            await self._take_constraints(run)
+            if run.constraints.stop_requested:
+                run.step -= 1
+                return "stopped", "a human asked to stop"
+            spent = run.usage.input_tokens + run.usage.output_tokens
+            if spent >= config.token_budget:
+                run.step -= 1
+                return "token_budget", f"{spent} tokens used of {config.token_budget}"
+            reply = await self._ask(run, run.toolset.specs() + (SUBMIT_SPEC,), final=False)
+            if run.inbox.stop_requested:
+                await self._take_constraints(run)
+                return "stopped", "a human asked to stop"
+            verdict = await self._act(run, reply)
+            if run.diagnosis is not None:
+                return "diagnosed", ""
+            if verdict is not None:
+                return verdict
+            if after_step is not None:
+                await after_step(run.step)
+        return "max_steps", f"no diagnosis after {config.max_steps} steps"
+
+    async def _take_constraints(self, run: _Run) -> None:
+        for constraint in run.inbox.drain():
+            run.constraints.add(constraint)
+            run.history.append(
+                UserMessage(f"CONSTRAINT from {constraint.author or 'a human'}: {constraint.rule}")
+            )
+            await run.emit(
+                ConstraintApplied(
+                    run.incident.id, run.step, constraint.text, constraint.summary,
+                    constraint.author,
+                )
+            )
+
+    async def _ask(self, run: _Run, tools: tuple[ToolSpec, ...], *, final: bool) -> ModelReply:
+        system = SystemMessage(prompts.system_prompt(run.constraints.rules, run.lessons))
+        reserved = _prompt_tokens(system.content) + 2_000
+        run.history.compact(reserved)
+        request = ModelRequest(
+            messages=(system, *run.history.messages),
+            tools=tools,
+            constraints=run.constraints.rules,
+            constraint_set=run.constraints,
+            lessons=run.lessons,
+            step=run.step,
+            max_steps=self.config.max_steps,
+            final=final,
+            context={"incident": run.incident.text, "now": run.incident.now},
+        )
+        reply = await run.model.complete(request)
+        usage = reply.usage
+        if usage.input_tokens == 0:  # models that are code report nothing: count the prompt
+            usage = Usage(reserved - 2_000 + run.history.tokens, usage.output_tokens)
+        run.usage = run.usage + usage
+        if reply.thought.strip():
+            await run.emit(ThoughtRecorded(run.incident.id, run.step, reply.thought.strip()))
+        return reply
+
+    async def _act(self, run: _Run, reply: ModelReply) -> tuple[StopReason, str] | None:
+        """Run the reply's calls; returns a stop reason when the run must end."""
+        run.history.append(AssistantMessage(reply.thought, reply.tool_calls))
+        if not reply.tool_calls:
+            run.empty_replies += 1
+            if run.empty_replies >= self.config.max_empty_replies:
+                raise ModelError(
+                    f"the model answered {run.empty_replies} times without calling a tool"
+                )
+            run.history.append(
+                UserMessage(f"Call a tool to investigate, or {SUBMIT_TOOL} if you are done.")
+            )
+            return None
+        run.empty_replies = 0
+        calls = [c for c in reply.tool_calls if c.name != SUBMIT_TOOL]
+        submissions = [c for c in reply.tool_calls if c.name == SUBMIT_TOOL]
+        observations = await self._run_calls(run, calls)
+        for submission in submissions:
+            self._submit(run, submission)
+            if run.diagnosis is not None:
+                await run.emit(DiagnosisSubmitted(run.incident.id, run.step, run.diagnosis))
+                return None
+        if not calls:
+            return None
+        verdict = run.loop.check([(c.name, c.arguments) for c in calls], observations)
+        if verdict == "stop":
+            return "loop", f"stopped going in circles: {run.loop.reason}"
+        if verdict == "warn":
+            message = (
+                f"You are going in circles ({run.loop.reason}). Change strategy: use a "
+                f"different tool or other arguments, or call {SUBMIT_TOOL}."
+            )
+            run.history.append(UserMessage(message))
+            await run.emit(ErrorOccurred(run.incident.id, run.step, message))
+        return None
+
+    async def _run_calls(self, run: _Run, calls: Sequence[ToolCall]) -> list[str]:
+        for call in calls:
+            await run.emit(
+                ToolCalled(
+                    run.incident.id, run.step, call.id, call.name, dict(call.arguments or {}),
+                    run.toolset.describe(call),
+                )
+            )
+        results = await asyncio.gather(*(run.toolset.call(call) for call in calls))
+        run.tool_calls += len(calls)
+        texts: list[str] = []
+        for call, result in zip(calls, results, strict=True):
+            tokens = count_tokens(result.text)
+            run.observation_tokens += tokens
+            run.raw_observation_tokens += max(result.raw_tokens, tokens)
+            run.history.append(
+                ToolMessage(call.id, call.name, result.text, result.status, result.data)
+            )
+            texts.append(result.text)
+            await run.emit(
+                ObservationReceived(
+                    run.incident.id, run.step, call.id, call.name, result.status, result.text,
+                    result.data, result.cached, result.seconds, tokens, result.raw_tokens,
+                )
+            )
+        return texts
+
+    def _submit(self, run: _Run, call: ToolCall) -> None:
+        """Validate a submitted diagnosis; an invalid one goes back with the reasons."""
+        problem: str
+        if call.arguments is None:
+            problem = f"the arguments are not valid JSON: {call.raw_arguments[:200]!r}"
+        else:
+            try:
+                run.diagnosis = Diagnosis.model_validate(call.arguments)
+            except ValidationError as exc:
+                problem = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'diagnosis'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+            else:
+                run.history.append(ToolMessage(call.id, SUBMIT_TOOL, "Diagnosis accepted."))
+                return
+        run.history.append(
+            ToolMessage(
+                call.id, SUBMIT_TOOL,
+                f"ERROR: invalid diagnosis ({problem}); fix it and call {SUBMIT_TOOL} again.",
+                "error",
+            )
+        )
+
+    async def _final_turn(self, run: _Run, reason: StopReason, detail: str) -> None:
+        """One last turn, submit only, so a stopped run still says what it found."""
+        why = detail or reason
+        run.history.append(
+            UserMessage(
+                f"The investigation must end now ({why}). Call {SUBMIT_TOOL} with your best "
+                "diagnosis from the evidence gathered so far; use category 'unknown' and a "
+                "low confidence if the evidence does not support a cause."
+            )
+        )
+        try:
+            async with asyncio.timeout(self.config.final_turn_seconds):
+                reply = await self._ask(run, (SUBMIT_SPEC,), final=True)
+        except (TimeoutError, ModelError) as exc:
+            await run.emit(ErrorOccurred(run.incident.id, run.step, f"no final answer: {exc}"))
+            return
+        run.history.append(AssistantMessage(reply.thought, reply.tool_calls))
+        for call in reply.tool_calls:
+            if call.name == SUBMIT_TOOL:
+                self._submit(run, call)
+                if run.diagnosis is not None:
+                    await run.emit(DiagnosisSubmitted(run.incident.id, run.step, run.diagnosis))
+                    return

@@ -1,0 +1,23 @@
+"""Data sources behind the tools: protocols, the sandbox that serves a scenario, live ones."""
+
+from tools.sources.base import (
+    ClusterSource,
+    LogQuery,
+    LogRecord,
+    LogSource,
+    MetricSource,
+    Sample,
+    Series,
+    Sources,
+)
+
+__all__ = [
+    "ClusterSource",
+    "LogQuery",
+    "LogRecord",
+    "LogSource",
+    "MetricSource",
+    "Sample",
+    "Series",
+    "Sources",
+]

@@ -1,0 +1,163 @@
+"""What a data source must answer, whatever is behind it (a scenario or a real backend).
+
+The interfaces are deliberately close to the backends' own models (Kubernetes objects as
+the dicts `kubectl get -o json` prints, ECS log records, Prometheus series) so that the
+sandbox and the live implementations stay thin and the tools do the summarising once.
+Every method is async; a live source runs blocking clients in worker threads. A source
+raises `BackendError` with a message a human (and the model) can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+KubeObject = dict[str, Any]
+
+
+@runtime_checkable
+class ClusterSource(Protocol):
+    """Read-only view of a Kubernetes cluster. Secrets are never read."""
+
+    async def list_objects(
+        self,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: Mapping[str, str] | None = None,
+        field_selector: Mapping[str, str] | None = None,
+    ) -> list[KubeObject]:
+        """Objects of a kind (scenario-format.md's kinds), in one namespace or all.
+
+        `field_selector` supports the keys Kubernetes supports for that kind, notably
+        `involvedObject.kind`, `involvedObject.name`, `reason` and `type` for Events, and
+        `spec.nodeName` and `status.phase` for Pods.
+        """
+        ...
+
+    async def get_object(self, kind: str, namespace: str, name: str) -> KubeObject | None:
+        """One object, or None when it does not exist. `namespace` is "" for Nodes."""
+        ...
+
+    async def pod_logs(
+        self,
+        namespace: str,
+        pod: str,
+        container: str | None = None,
+        *,
+        previous: bool = False,
+        tail_lines: int | None = None,
+        since: datetime | None = None,
+    ) -> str:
+        """A container's log text, current or previous instance. Raises BackendError if none."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One log document, ECS fields flattened to the ones the tools use."""
+
+    timestamp: datetime
+    message: str
+    level: str = ""
+    service: str = ""
+    namespace: str = ""
+    pod: str = ""
+    container: str = ""
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LogQuery:
+    """A filter over the log store. Every field narrows; None means any.
+
+    `text` is a full-text query on the message (all words must match, case-insensitive);
+    `exclude_namespaces` is how constraints keep a namespace out of cross-namespace queries.
+    """
+
+    start: datetime
+    end: datetime
+    text: str | None = None
+    levels: tuple[str, ...] = ()
+    service: str | None = None
+    namespace: str | None = None
+    pod: str | None = None
+    exclude_namespaces: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class LogHits:
+    """Matching records, newest first, bounded by a limit, with the true total."""
+
+    total: int
+    records: Sequence[LogRecord]
+
+
+@runtime_checkable
+class LogSource(Protocol):
+    """A log store (Elasticsearch in live use). Counting and grouping happen in the store."""
+
+    async def search(self, query: LogQuery, *, limit: int = 100) -> LogHits:
+        """Matching records, newest first, at most `limit` of them, and the total count."""
+        ...
+
+    async def count_over_time(
+        self, query: LogQuery, *, interval_seconds: int
+    ) -> list[tuple[datetime, int]]:
+        """Matching records per time bucket, oldest first, every bucket present."""
+        ...
+
+    async def top_values(self, query: LogQuery, field: str, *, size: int = 10) -> list[
+        tuple[str, int]
+    ]:
+        """The most frequent values of a field (`service`, `namespace`, `pod`, `level`,
+        or any ECS field name such as `error.type`) among matching records."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    timestamp: datetime
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One time series: metric name, labels and samples in time order."""
+
+    metric: str
+    labels: Mapping[str, str]
+    samples: Sequence[Sample]
+
+
+@runtime_checkable
+class MetricSource(Protocol):
+    """A metric store (Prometheus in live use)."""
+
+    async def series(
+        self,
+        metric: str,
+        matchers: Mapping[str, str],
+        start: datetime,
+        end: datetime,
+        *,
+        step_seconds: int = 60,
+    ) -> list[Series]:
+        """Raw samples of every series of `metric` whose labels equal `matchers`.
+
+        A matcher value starting with `~` is a regular expression (as PromQL's `=~`).
+        Samples come at most every `step_seconds`.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """The three sources an investigation reads; any may be missing (not configured)."""
+
+    cluster: ClusterSource | None = None
+    logs: LogSource | None = None
+    metrics: MetricSource | None = None
+    description: str = ""

@@ -1,0 +1,158 @@
+"""Run the model's tool calls safely: constraints, approval, validation, timeouts, budget.
+
+Everything that can go wrong in a call becomes an error observation the model can reason
+about; `call` never raises. Read-only results are cached for the investigation, so asking
+twice costs nothing and the loop detector sees the repetition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from engines.errors import (
+    ApprovalDeniedError,
+    ConstraintViolationError,
+    ToolError,
+    ToolRetryError,
+    TriageError,
+)
+from engines.model import ToolCall, ToolSpec
+from engines.tokens import count_tokens
+from tools.compress import fit
+from tools.context import ToolContext
+from tools.redact import redact, redact_data
+from tools.registry import Tool, ToolResult
+
+log = logging.getLogger(__name__)
+
+Approver = Callable[[Tool, dict[str, Any], str], Awaitable[bool]]
+RAW_TOKENS_KEY = "_raw_tokens"
+
+
+class Toolset:
+    """The tools of one investigation, bound to its context (clock, sources, constraints)."""
+
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        context: ToolContext,
+        *,
+        observation_tokens: int = 700,
+        approver: Approver | None = None,
+    ) -> None:
+        self._tools = {t.name: t for t in tools}
+        self.context = context
+        self.observation_tokens = observation_tokens
+        self._approver = approver
+        self._cache: dict[str, ToolResult] = {}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The tools the model may call now: banned ones and, if forbidden, writes removed."""
+        constraints = self.context.constraints
+        return tuple(
+            t.spec
+            for t in self._tools.values()
+            if t.name not in constraints.banned_tools
+            and (t.read_only or not constraints.writes_forbidden)
+        )
+
+    def describe(self, call: ToolCall) -> str:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return f"{call.name} (unknown tool)"
+        return tool.one_line(call.arguments or {})
+
+    async def call(self, call: ToolCall) -> ToolResult:
+        started = time.perf_counter()
+        try:
+            tool, arguments = self._admit(call)
+            key = f"{tool.name}:{json.dumps(arguments, sort_keys=True, default=str)}"
+            if tool.read_only and key in self._cache:
+                cached = self._cache[key]
+                return ToolResult(
+                    cached.status, cached.text, cached.data, cached.error, 0, True, 0.0
+                )
+            if not tool.read_only:
+                await self._approve(tool, arguments)
+            result = await self._run(tool, arguments, started)
+            if tool.read_only:
+                self._cache[key] = result
+            return result
+        except ToolRetryError as exc:
+            return self._error(f"{exc} (fix the arguments and call again)", started)
+        except ToolError as exc:
+            return self._error(str(exc), started)
+
+    def _admit(self, call: ToolCall) -> tuple[Tool, dict[str, Any]]:
+        """Check a call against the registry and the constraints in force."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools))
+            raise ToolRetryError(f"there is no tool named {call.name!r}; the tools are: {known}")
+        constraints = self.context.constraints
+        if tool.name in constraints.banned_tools:
+            raise ConstraintViolationError(f"{tool.name} was banned by a human in this thread")
+        if not tool.read_only and constraints.writes_forbidden:
+            raise ConstraintViolationError(
+                f"{tool.name} changes the cluster and a human asked for read-only"
+            )
+        arguments = tool.validate(call.arguments, call.raw_arguments)
+        namespace = arguments.get("namespace")
+        if isinstance(namespace, str) and namespace in constraints.excluded_namespaces:
+            raise ConstraintViolationError(
+                f"namespace {namespace!r} is excluded by a human in this thread; "
+                "investigate elsewhere"
+            )
+        return tool, arguments
+
+    async def _approve(self, tool: Tool, arguments: dict[str, Any]) -> None:
+        if self._approver is None:
+            raise ApprovalDeniedError(
+                f"{tool.name} changes the cluster and nobody here can approve it; "
+                "suggest it in the fix instead"
+            )
+        if not await self._approver(tool, arguments, tool.one_line(arguments)):
+            raise ApprovalDeniedError(f"a human declined {tool.one_line(arguments)}")
+
+    async def _run(self, tool: Tool, arguments: dict[str, Any], started: float) -> ToolResult:
+        try:
+            async with asyncio.timeout(tool.timeout):
+                data = await tool.function(self.context, **arguments)
+        except TimeoutError:
+            raise ToolError(f"{tool.name} timed out after {tool.timeout:g}s") from None
+        except TriageError as exc:
+            raise ToolError(f"{tool.name} failed: {redact(str(exc))}") from None
+        except Exception as exc:  # a tool bug must not end the investigation
+            log.exception("tool %s crashed", tool.name)
+            raise ToolError(
+                f"{tool.name} failed unexpectedly: {type(exc).__name__}: {redact(str(exc))}"
+            ) from None
+        raw_tokens = 0
+        if isinstance(data, dict) and RAW_TOKENS_KEY in data:
+            data = dict(data)
+            raw_tokens = int(data.pop(RAW_TOKENS_KEY))
+        data = redact_data(data)
+        text, _, whole = fit(data, self.observation_tokens)
+        raw_tokens = raw_tokens or whole
+        return ToolResult(
+            "success", text, data, None, raw_tokens, False, time.perf_counter() - started
+        )
+
+    @staticmethod
+    def _error(message: str, started: float) -> ToolResult:
+        text = f"ERROR: {redact(message)}"
+        return ToolResult(
+            "error", text, None, text, count_tokens(text), False, time.perf_counter() - started
+        )
