@@ -27,8 +27,9 @@ class LoopDetector:
     strikes: int = 0
     reason: str = ""
 
-    def check(self, calls: Sequence[tuple[str, dict[str, Any] | None]],
-              observations: Sequence[str]) -> LoopVerdict:
+    def check(
+        self, calls: Sequence[tuple[str, dict[str, Any] | None]], observations: Sequence[str]
+    ) -> LoopVerdict:
         """Judge one step by its calls and the observations they returned."""
         keys = [call_key(name, args) for name, args in calls]
         repeated = [k.split(":", 1)[0] for k in keys if k in self.seen_calls]

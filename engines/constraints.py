@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-ConstraintKind = Literal["stop", "exclude_namespace", "ban_tool", "forbid_writes", "focus",
-                         "ignore", "rule"]
+ConstraintKind = Literal[
+    "stop", "exclude_namespace", "ban_tool", "forbid_writes", "focus", "ignore", "rule"
+]
 
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 _STOP = re.compile(r"^\W*(stop|cancel|abort|halt|enough|kill it|stop it)\b.{0,40}$", re.I)

@@ -21,7 +21,8 @@ from pydantic import ValidationError
 
 from engines import prompts
 from engines._history import History
-from engines._loop import LoopDetector
+from engines._loop import LoopDetector, call_key
+from engines._replay import replay
 from engines._schema import clean_schema
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.diagnosis import Diagnosis
@@ -165,11 +166,14 @@ class ReactEngine:
         constraints: ConstraintSet | None = None,
         lessons: Sequence[str] = (),
         after_step: AfterStep | None = None,
+        resume: Sequence[Event] = (),
     ) -> InvestigationResult:
         """Investigate `incident` and return how it ended. Never raises for run failures.
 
         `constraints` is the set the toolset enforces (its context's set); constraints that
-        arrive in `inbox` are added to it at the start of each step.
+        arrive in `inbox` are added to it at the start of each step. `resume` is the event
+        log of an interrupted run of the same incident: its complete steps are replayed,
+        not repeated, and the run goes on from there.
         """
         started = time.perf_counter()
         inbox = inbox or ConstraintInbox(known_tools=toolset.names)
@@ -183,12 +187,15 @@ class ReactEngine:
             history=History(self.config.context_tokens),
             lessons=tuple(lessons),
         )
-        await run.emit(
-            InvestigationStarted(
-                incident.id, incident.text, model.name, self.name, self.config.max_steps
-            )
-        )
         run.history.append(UserMessage(prompts.incident_message(incident.text, incident.now)))
+        if resume:
+            self._restore(run, resume)
+        else:
+            await run.emit(
+                InvestigationStarted(
+                    incident.id, incident.text, model.name, self.name, self.config.max_steps
+                )
+            )
         reason: StopReason
         detail = ""
         error: TriageError | None = None
@@ -223,7 +230,25 @@ class ReactEngine:
             error=error,
         )
 
+    @staticmethod
+    def _restore(run: _Run, events: Sequence[Event]) -> None:
+        state = replay(
+            events,
+            known_namespaces=sorted(run.inbox.known_namespaces),
+            known_tools=run.toolset.names,
+        )
+        for message in state.messages:
+            run.history.append(message)
+        for constraint in state.constraints:
+            run.constraints.add(constraint)
+        run.step, run.tool_calls = state.last_step, state.tool_calls
+        run.loop.seen_calls.update(call_key(name, args) for name, args in state.calls)
+        if state.diagnosed is not None:
+            run.diagnosis = state.diagnosed.diagnosis
+
     async def _loop(self, run: _Run, after_step: AfterStep | None) -> tuple[StopReason, str]:
+        if run.diagnosis is not None:
+            return "diagnosed", "resumed after the diagnosis was submitted"
         config = self.config
         while run.step < config.max_steps:
             run.step += 1
@@ -235,7 +260,7 @@ class ReactEngine:
             if spent >= config.token_budget:
                 run.step -= 1
                 return "token_budget", f"{spent} tokens used of {config.token_budget}"
-            reply = await self._ask(run, run.toolset.specs() + (SUBMIT_SPEC,), final=False)
+            reply = await self._ask(run, (*run.toolset.specs(), SUBMIT_SPEC), final=False)
             if run.inbox.stop_requested:
                 await self._take_constraints(run)
                 return "stopped", "a human asked to stop"
@@ -256,7 +281,10 @@ class ReactEngine:
             )
             await run.emit(
                 ConstraintApplied(
-                    run.incident.id, run.step, constraint.text, constraint.summary,
+                    run.incident.id,
+                    run.step,
+                    constraint.text,
+                    constraint.summary,
                     constraint.author,
                 )
             )
@@ -325,7 +353,11 @@ class ReactEngine:
         for call in calls:
             await run.emit(
                 ToolCalled(
-                    run.incident.id, run.step, call.id, call.name, dict(call.arguments or {}),
+                    run.incident.id,
+                    run.step,
+                    call.id,
+                    call.name,
+                    dict(call.arguments or {}),
                     run.toolset.describe(call),
                 )
             )
@@ -342,8 +374,17 @@ class ReactEngine:
             texts.append(result.text)
             await run.emit(
                 ObservationReceived(
-                    run.incident.id, run.step, call.id, call.name, result.status, result.text,
-                    result.data, result.cached, result.seconds, tokens, result.raw_tokens,
+                    run.incident.id,
+                    run.step,
+                    call.id,
+                    call.name,
+                    result.status,
+                    result.text,
+                    result.data,
+                    result.cached,
+                    result.seconds,
+                    tokens,
+                    result.raw_tokens,
                 )
             )
         return texts
@@ -366,7 +407,8 @@ class ReactEngine:
                 return
         run.history.append(
             ToolMessage(
-                call.id, SUBMIT_TOOL,
+                call.id,
+                SUBMIT_TOOL,
                 f"ERROR: invalid diagnosis ({problem}); fix it and call {SUBMIT_TOOL} again.",
                 "error",
             )

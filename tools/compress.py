@@ -32,7 +32,11 @@ def _dump(data: Any, *, flow: bool | None) -> str:
     """YAML through libyaml when present: the pure-Python emitter costs milliseconds."""
     return str(
         yaml.dump(
-            data, Dumper=_DUMPER, sort_keys=False, default_flow_style=flow, width=160,
+            data,
+            Dumper=_DUMPER,
+            sort_keys=False,
+            default_flow_style=flow,
+            width=160,
             allow_unicode=True,
         )
     ).strip()

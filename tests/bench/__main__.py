@@ -12,7 +12,8 @@ from pathlib import Path
 def available() -> list[str]:
     folder = Path(__file__).parent
     return sorted(
-        m.name.removeprefix("bench_") for m in pkgutil.iter_modules([str(folder)])
+        m.name.removeprefix("bench_")
+        for m in pkgutil.iter_modules([str(folder)])
         if m.name.startswith("bench_")
     )
 
@@ -21,8 +22,10 @@ def main(argv: list[str]) -> int:
     names = argv or available()
     unknown = [n for n in names if n not in available()]
     if unknown:
-        print(f"unknown benchmark(s): {', '.join(unknown)}; have: {', '.join(available())}",
-              file=sys.stderr)
+        print(
+            f"unknown benchmark(s): {', '.join(unknown)}; have: {', '.join(available())}",
+            file=sys.stderr,
+        )
         return 2
     for name in names:
         print(f"== {name}")

@@ -26,7 +26,10 @@ NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 DIAGNOSIS = {
     "category": "oom_killed",
     "culprit": {"kind": "Deployment", "namespace": "shop", "name": "checkout"},
-    "summary": "bench", "evidence": [], "fix": "", "confidence": 0.5,
+    "summary": "bench",
+    "evidence": [],
+    "fix": "",
+    "confidence": 0.5,
 }
 
 
@@ -113,22 +116,28 @@ async def compression() -> list[tuple[str, int, int, int, int]]:
         )
         turns = result.steps + (1 if result.reason != "diagnosed" else 0)
         extra = sum(
-            (max(o.raw_tokens, o.tokens) - o.tokens) * max(turns - o.step, 0)
-            for o in observations
+            (max(o.raw_tokens, o.tokens) - o.tokens) * max(turns - o.step, 0) for o in observations
         )
         prompt = result.usage.input_tokens
-        rows.append((
-            scenario_id, result.observation_tokens, result.raw_observation_tokens,
-            prompt, prompt + extra,
-        ))
+        rows.append(
+            (
+                scenario_id,
+                result.observation_tokens,
+                result.raw_observation_tokens,
+                prompt,
+                prompt + extra,
+            )
+        )
     return rows
 
 
 async def main() -> None:
     overheads = [await engine_overhead() for _ in range(3)]
-    print(f"engine overhead per step (zero-latency model, 300 steps, best of 3): "
-          f"{min(overheads):.3f} ms (median {statistics.median(overheads):.3f} ms; "
-          "target < 2 ms)")
+    print(
+        f"engine overhead per step (zero-latency model, 300 steps, best of 3): "
+        f"{min(overheads):.3f} ms (median {statistics.median(overheads):.3f} ms; "
+        "target < 2 ms)"
+    )
     step = min([await concurrent_step() for _ in range(3)])
     print(f"one step with four 200 ms tool calls: {step * 1000:.0f} ms (target < 300 ms)")
     rows = await compression()
@@ -143,10 +152,14 @@ async def main() -> None:
     raw_total = sum(r[2] for r in rows)
     prompt_total = sum(r[3] for r in rows)
     raw_prompt_total = sum(r[4] for r in rows)
-    print(f"observations: {obs_total} tokens vs {raw_total} raw: "
-          f"{1 - obs_total / raw_total:.0%} fewer")
-    print(f"tokens sent to the model: {prompt_total} vs {raw_prompt_total} with raw output: "
-          f"{1 - prompt_total / raw_prompt_total:.0%} fewer (target at least 60% fewer)")
+    print(
+        f"observations: {obs_total} tokens vs {raw_total} raw: "
+        f"{1 - obs_total / raw_total:.0%} fewer"
+    )
+    print(
+        f"tokens sent to the model: {prompt_total} vs {raw_prompt_total} with raw output: "
+        f"{1 - prompt_total / raw_prompt_total:.0%} fewer (target at least 60% fewer)"
+    )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,7 @@ def test_observations_that_stop_changing_count_as_a_loop() -> None:
 
 
 def _observation(index: int, status: str = "success") -> ToolMessage:
-    return ToolMessage(f"c{index}", "logs_search", f"result {index}\n" + "word " * 300,
-                       status)  # type: ignore[arg-type]
+    return ToolMessage(f"c{index}", "logs_search", f"result {index}\n" + "word " * 300, status)  # type: ignore[arg-type]
 
 
 def test_compaction_elides_old_observations_but_keeps_errors_and_recent_steps() -> None:

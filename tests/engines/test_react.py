@@ -87,7 +87,11 @@ async def investigate(
         events.append(event)
 
     result = await ReactEngine(config or EngineConfig(max_steps=6)).run(
-        Incident("checkout restarts", now=NOW), model, toolset, inbox, sink,
+        Incident("checkout restarts", now=NOW),
+        model,
+        toolset,
+        inbox,
+        sink,
         constraints=constraints,
     )
     return result, events
@@ -95,17 +99,25 @@ async def investigate(
 
 async def test_investigation_ends_with_a_validated_diagnosis() -> None:
     toolset, constraints = make()
-    model = ScriptedModel([
-        reply("look at the pods", call("k8s_pods", {"namespace": "shop"})),
-        reply("it is OOM", call("submit_diagnosis", DIAGNOSIS)),
-    ])
+    model = ScriptedModel(
+        [
+            reply("look at the pods", call("k8s_pods", {"namespace": "shop"})),
+            reply("it is OOM", call("submit_diagnosis", DIAGNOSIS)),
+        ]
+    )
     result, events = await investigate(model, toolset, constraints)
     model.assert_all_used()
     assert result.reason == "diagnosed"
     assert result.diagnosis is not None and result.diagnosis.category == "oom_killed"
     assert (result.steps, result.tool_calls) == (2, 1)
     assert [e.kind for e in events] == [
-        "started", "thought", "action", "observation", "thought", "answer", "stopped"
+        "started",
+        "thought",
+        "action",
+        "observation",
+        "thought",
+        "answer",
+        "stopped",
     ]
     assert "OOMKilled" in model.requests[1].messages[-1].content
 
@@ -114,10 +126,12 @@ async def test_independent_calls_of_one_step_run_concurrently() -> None:
     barrier = asyncio.Barrier(4)
     tools = tuple(barrier_tool(f"wait_{i}", barrier) for i in range(4))
     toolset, constraints = make(tools)
-    model = ScriptedModel([
-        reply("all at once", *(call(f"wait_{i}") for i in range(4))),
-        reply("done", call("submit_diagnosis", DIAGNOSIS)),
-    ])
+    model = ScriptedModel(
+        [
+            reply("all at once", *(call(f"wait_{i}") for i in range(4))),
+            reply("done", call("submit_diagnosis", DIAGNOSIS)),
+        ]
+    )
     result, events = await investigate(model, toolset, constraints)
     observations = [e for e in events if e.kind == "observation"]
     assert [o.status for o in observations] == ["success"] * 4  # serial would time out
@@ -127,10 +141,12 @@ async def test_independent_calls_of_one_step_run_concurrently() -> None:
 async def test_invalid_diagnosis_goes_back_with_the_validation_error() -> None:
     toolset, constraints = make()
     bad = {**DIAGNOSIS, "category": "gremlins", "confidence": 3}
-    model = ScriptedModel([
-        reply("guess", call("submit_diagnosis", bad)),
-        reply("fixed", call("submit_diagnosis", DIAGNOSIS)),
-    ])
+    model = ScriptedModel(
+        [
+            reply("guess", call("submit_diagnosis", bad)),
+            reply("fixed", call("submit_diagnosis", DIAGNOSIS)),
+        ]
+    )
     result, _ = await investigate(model, toolset, constraints)
     feedback = model.requests[1].messages[-1]
     assert isinstance(feedback, ToolMessage) and feedback.status == "error"
@@ -140,10 +156,12 @@ async def test_invalid_diagnosis_goes_back_with_the_validation_error() -> None:
 
 async def test_bad_arguments_and_unknown_tools_are_error_observations() -> None:
     toolset, constraints = make()
-    model = ScriptedModel([
-        reply("", call("k8s_pods", None, raw="{namespace: shop"), call("kubectl_exec", {})),
-        reply("", call("submit_diagnosis", DIAGNOSIS)),
-    ])
+    model = ScriptedModel(
+        [
+            reply("", call("k8s_pods", None, raw="{namespace: shop"), call("kubectl_exec", {})),
+            reply("", call("submit_diagnosis", DIAGNOSIS)),
+        ]
+    )
     result, events = await investigate(model, toolset, constraints)
     errors = [e.text for e in events if e.kind == "observation"]
     assert "not valid JSON" in errors[0]
@@ -172,9 +190,11 @@ async def test_max_steps_gives_the_model_a_final_turn() -> None:
 async def test_repeating_the_same_call_warns_then_stops() -> None:
     toolset, constraints = make()
     model = FunctionModel(
-        lambda r: reply("again", call("submit_diagnosis", DIAGNOSIS))
-        if r.final
-        else reply("again", call("k8s_pods", {"namespace": "shop"}))
+        lambda r: (
+            reply("again", call("submit_diagnosis", DIAGNOSIS))
+            if r.final
+            else reply("again", call("k8s_pods", {"namespace": "shop"}))
+        )
     )
     result, events = await investigate(model, toolset, constraints)
     warnings = [e for e in events if e.kind == "error"]
@@ -206,8 +226,9 @@ async def test_token_budget() -> None:
     def costly(request: ModelRequest) -> ModelReply:
         if request.final:
             return ModelReply("", (call("submit_diagnosis", DIAGNOSIS),))
-        return ModelReply("", (call("k8s_pods", {"namespace": f"n{request.step}"}),),
-                          Usage(600, 100))
+        return ModelReply(
+            "", (call("k8s_pods", {"namespace": f"n{request.step}"}),), Usage(600, 100)
+        )
 
     config = EngineConfig(token_budget=1_000)
     result, _ = await investigate(FunctionModel(costly), toolset, constraints, config=config)
@@ -252,7 +273,7 @@ async def test_stop_ends_the_run_with_a_summary_of_what_was_found() -> None:
             inbox.add("stop", "bob")
         return reply("", call("k8s_pods", {"namespace": f"n{request.step}"}))
 
-    result, events = await investigate(FunctionModel(model_fn), toolset, constraints, inbox=inbox)
+    result, _events = await investigate(FunctionModel(model_fn), toolset, constraints, inbox=inbox)
     assert result.reason == "stopped"
     assert result.tool_calls == 1  # the call asked for alongside "stop" never ran
     assert result.diagnosis is not None
@@ -266,11 +287,16 @@ async def test_write_tools_need_approval() -> None:
         return args["name"] == "checkout"
 
     toolset, constraints = make((k8s_restart,), approver=approve)
-    model = ScriptedModel([
-        reply("", call("k8s_restart", {"namespace": "shop", "name": "checkout"}),
-              call("k8s_restart", {"namespace": "shop", "name": "cart"})),
-        reply("", call("submit_diagnosis", DIAGNOSIS)),
-    ])
+    model = ScriptedModel(
+        [
+            reply(
+                "",
+                call("k8s_restart", {"namespace": "shop", "name": "checkout"}),
+                call("k8s_restart", {"namespace": "shop", "name": "cart"}),
+            ),
+            reply("", call("submit_diagnosis", DIAGNOSIS)),
+        ]
+    )
     _, events = await investigate(model, toolset, constraints)
     observations = [e for e in events if e.kind == "observation"]
     assert observations[0].text == "restarted shop/checkout"
@@ -278,12 +304,14 @@ async def test_write_tools_need_approval() -> None:
     assert len(approvals) == 2
 
     unapproved, constraints = make((k8s_restart,))
-    model = ScriptedModel([
-        reply("", call("k8s_restart", {"namespace": "shop", "name": "checkout"})),
-        reply("", call("submit_diagnosis", DIAGNOSIS)),
-    ])
+    model = ScriptedModel(
+        [
+            reply("", call("k8s_restart", {"namespace": "shop", "name": "checkout"})),
+            reply("", call("submit_diagnosis", DIAGNOSIS)),
+        ]
+    )
     _, events = await investigate(model, unapproved, constraints)
-    assert "nobody here can approve it" in [e for e in events if e.kind == "observation"][0].text
+    assert "nobody here can approve it" in next(e for e in events if e.kind == "observation").text
 
 
 async def test_model_auth_error_fails_the_run_cleanly() -> None:
@@ -325,9 +353,62 @@ async def test_a_tool_that_crashes_is_an_error_observation(crash: Exception) -> 
         raise crash
 
     toolset, constraints = make((flaky,))
-    model = ScriptedModel([reply("", call("flaky")), reply("", call("submit_diagnosis",
-                                                                      DIAGNOSIS))])
+    model = ScriptedModel(
+        [reply("", call("flaky")), reply("", call("submit_diagnosis", DIAGNOSIS))]
+    )
     _, events = await investigate(model, toolset, constraints)
     observation = next(e for e in events if e.kind == "observation")
     assert observation.status == "error"
     assert type(crash).__name__ in observation.text
+
+
+async def test_a_resumed_run_replays_complete_steps_and_redoes_the_one_in_flight() -> None:
+    toolset, constraints = make()
+    inbox = ConstraintInbox()
+
+    def first(request: ModelRequest) -> ModelReply:
+        if request.step == 1:
+            inbox.add("stay out of kube-system", "alice")
+        return reply(f"step {request.step}", call("k8s_pods", {"namespace": f"n{request.step}"}))
+
+    _, log = await investigate(
+        FunctionModel(first),
+        toolset,
+        constraints,
+        inbox=inbox,
+        config=EngineConfig(max_steps=3),
+    )
+    # Cut the log as a crash would: in the middle of step 3, after its action was posted.
+    cut = next(i for i, e in enumerate(log) if e.kind == "observation" and e.step == 3)
+    interrupted = log[:cut]
+
+    seen: list[ModelRequest] = []
+
+    def second(request: ModelRequest) -> ModelReply:
+        seen.append(request)
+        return reply("done", call("submit_diagnosis", DIAGNOSIS))
+
+    toolset2, constraints2 = make()
+    events: list[Event] = []
+
+    async def sink(event: Event) -> None:
+        events.append(event)
+
+    result = await ReactEngine(EngineConfig(max_steps=6)).run(
+        Incident("checkout restarts", now=NOW),
+        FunctionModel(second),
+        toolset2,
+        None,
+        sink,
+        constraints=constraints2,
+        resume=interrupted,
+    )
+    assert result.reason == "diagnosed"
+    assert seen[0].step == 3  # steps 1 and 2 were not repeated
+    assert result.tool_calls == 2
+    assert constraints2.excluded_namespaces == {"kube-system"}
+    tool_messages = [m for m in seen[0].messages if isinstance(m, ToolMessage)]
+    assert [m.call_id for m in tool_messages] == [
+        e.call_id for e in interrupted if e.kind == "observation"
+    ]
+    assert events[0].kind == "thought"  # no second "started"

@@ -69,7 +69,11 @@ def test_validation_errors_are_hints_for_the_model() -> None:
 def test_validated_arguments_get_defaults_and_coercion() -> None:
     args = sample_logs.validate({"namespace": "shop", "pod": "p", "tail": "20"})
     assert args == {
-        "namespace": "shop", "pod": "p", "tail": 20, "previous": False, "level": None,
+        "namespace": "shop",
+        "pod": "p",
+        "tail": 20,
+        "previous": False,
+        "level": None,
         "grep": None,
     }
 

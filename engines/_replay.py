@@ -1,0 +1,88 @@
+"""Rebuild an interrupted investigation's state from its event log.
+
+The event log is the investigation's state: a replica that takes over replays the events
+into the conversation, the constraints and the counters, and the loop goes on from the
+first step that has no complete set of observations. A step whose calls were asked for but
+not all answered is dropped and asked again, so no observation is ever duplicated and at
+most the step in flight is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engines.constraints import Constraint, parse_constraint
+from engines.events import (
+    ConstraintApplied,
+    DiagnosisSubmitted,
+    Event,
+    ObservationReceived,
+    ThoughtRecorded,
+    ToolCalled,
+)
+from engines.model import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+
+
+@dataclass(slots=True)
+class Replayed:
+    """What the log says happened, ready to be loaded into a new run."""
+
+    messages: list[Message] = field(default_factory=list)
+    constraints: list[Constraint] = field(default_factory=list)
+    last_step: int = 0
+    tool_calls: int = 0
+    calls: list[tuple[str, dict[str, object] | None]] = field(default_factory=list)
+    diagnosed: DiagnosisSubmitted | None = None
+
+
+def _steps(events: Sequence[Event]) -> dict[int, list[Event]]:
+    by_step: dict[int, list[Event]] = {}
+    for event in events:
+        step = getattr(event, "step", None)
+        if isinstance(step, int):
+            by_step.setdefault(step, []).append(event)
+    return by_step
+
+
+def replay(
+    events: Sequence[Event],
+    *,
+    known_namespaces: Sequence[str] = (),
+    known_tools: Sequence[str] = (),
+) -> Replayed:
+    """Turn a log into messages and counters; steps left incomplete are not replayed."""
+    state = Replayed()
+    for step, step_events in sorted(_steps(events).items()):
+        for event in step_events:
+            if isinstance(event, ConstraintApplied):
+                constraint = parse_constraint(
+                    event.text,
+                    author=event.author,
+                    known_namespaces=known_namespaces,
+                    known_tools=known_tools,
+                )
+                state.constraints.append(constraint)
+                state.messages.append(
+                    UserMessage(
+                        f"CONSTRAINT from {constraint.author or 'a human'}: {constraint.rule}"
+                    )
+                )
+        if any(isinstance(e, DiagnosisSubmitted) for e in step_events):
+            state.diagnosed = next(e for e in step_events if isinstance(e, DiagnosisSubmitted))
+        actions = [e for e in step_events if isinstance(e, ToolCalled)]
+        observations = {e.call_id: e for e in step_events if isinstance(e, ObservationReceived)}
+        if not actions or any(a.call_id not in observations for a in actions):
+            break  # the step in flight: it is asked again
+        thought = " ".join(e.text for e in step_events if isinstance(e, ThoughtRecorded))
+        calls = tuple(ToolCall(a.call_id, a.tool, dict(a.arguments)) for a in actions)
+        state.messages.append(AssistantMessage(thought, calls))
+        for action in actions:
+            seen = observations[action.call_id]
+            state.messages.append(
+                ToolMessage(seen.call_id, seen.tool, seen.text, seen.status, seen.data)
+            )
+            state.calls.append((action.tool, dict(action.arguments)))
+        state.tool_calls += len(actions)
+        state.last_step = step
+    return state

@@ -1,0 +1,470 @@
+"""The Model for any OpenAI-compatible chat-completions endpoint.
+
+OpenAI, Azure, vLLM, Ollama and llama.cpp all speak `POST /v1/chat/completions`, but not
+all of them can call tools natively. This model uses native tool calling when it can and
+falls back to the text ReAct format when the endpoint refuses `tools` (or when told to),
+so one class serves a frontier model and a 7B model on a laptop alike.
+
+Retries live here and only here (the openai client's own are switched off): transient
+failures are retried with jittered exponential backoff, honouring `Retry-After`; what no
+retry can fix (a refused key, an unknown model, a bad request) fails at once with a
+one-line `ModelError` the bot can show as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import os
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import openai
+from openai.types.chat import ChatCompletion
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
+
+from engines._react_text import STOP_SEQUENCES, parse_react, to_text_messages
+from engines.errors import (
+    ConfigurationError,
+    ModelAuthError,
+    ModelError,
+    ModelUnavailableError,
+)
+from engines.model import (
+    AssistantMessage,
+    Message,
+    ModelReply,
+    ModelRequest,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+
+log = logging.getLogger(__name__)
+
+ToolMode = Literal["auto", "native", "text"]
+Sleep = Callable[[float], Awaitable[None]]
+
+OPENAI_URL = "https://api.openai.com/v1"
+_NO_KEY = "not-needed"  # vLLM, Ollama and llama.cpp accept any key, but the client wants one
+_RETRIED_STATUS = frozenset({408, 409, 429})
+_TOOLS_UNSUPPORTED = re.compile(
+    r"tool.{0,80}(not (be )?supported|unsupported|does not support|not enabled|requires"
+    r"|--jinja|enable-auto-tool-choice)|(does not support|doesn't support|unsupported).{0,40}"
+    r"tool|auto.? tool choice",
+    re.I | re.S,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard to try before declaring the endpoint unavailable.
+
+    `max_wait` caps every pause, a server's `Retry-After` included, so a run never sleeps
+    for minutes on one step; `initial` is the first backoff (tests set it to milliseconds).
+    """
+
+    attempts: int = 4
+    initial: float = 1.0
+    max_wait: float = 30.0
+
+
+class _ToolsUnsupportedError(Exception):
+    """The endpoint refused the `tools` parameter: switch to the text format."""
+
+
+class OpenAIModel:
+    """An LLM behind an OpenAI-compatible endpoint, as a `Model`."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        tool_mode: ToolMode = "auto",
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        http_client: openai.DefaultAsyncHttpxClient | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        """`base_url` and `api_key` default to OPENAI_BASE_URL and OPENAI_API_KEY.
+
+        Pass `http_client` for a proxy, a private CA or mTLS to an in-cluster server (the
+        model closes it). Pass `client` for endpoints that need their own client class
+        (AsyncAzureOpenAI): its retries are switched off and its timeout replaced all the
+        same, and its owner closes it.
+        """
+        self.model = model
+        self.tool_mode = tool_mode
+        self.retry = retry or RetryPolicy()
+        # initial × 2^(n-1) plus up to `initial` of jitter; spelled with the two waits every
+        # tenacity since 8 has (wait_exponential_jitter renamed its arguments in 9)
+        self._backoff = wait_exponential(multiplier=self.retry.initial) + wait_random(
+            0, self.retry.initial
+        )
+        self.timeout = timeout
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.extra_body = extra_body
+        self._sleep = sleep
+        self._text_mode = tool_mode == "text"
+        self._owns_client = client is None
+        if client is None:
+            client = _make_client(base_url, api_key, timeout, http_client)
+        else:
+            client = client.with_options(max_retries=0, timeout=timeout)
+        self._client = client
+        self.endpoint = _display_url(str(client.base_url))
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    @property
+    def text_mode(self) -> bool:
+        """Whether tools are described in the prompt instead of sent natively."""
+        return self._text_mode
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        if not self._text_mode:
+            try:
+                return await self._complete_native(request)
+            except _ToolsUnsupportedError as exc:
+                if self.tool_mode == "native":
+                    raise ModelError(
+                        f"the endpoint at {self.endpoint} does not support tool calls for "
+                        f"{self.model} ({exc}); use tool_mode='text' or 'auto'"
+                    ) from None
+                log.warning("model %s: endpoint refused tools, switching to text ReAct: %s",
+                            self.model, exc)
+                self._text_mode = True
+        return await self._complete_text(request)
+
+    async def check(self) -> None:
+        """Fail now, not mid-incident, when the endpoint is down, refuses the key or lacks
+        the model. Endpoints that list no models (some proxies) are given the benefit of
+        the doubt."""
+        try:
+            page = await self._call(self._client.models.list)
+        except openai.NotFoundError:
+            return  # no /models route: nothing to check against
+        except openai.OpenAIError as exc:
+            raise ModelError(f"the endpoint at {self.endpoint} failed: {_describe(exc)}") from None
+        listed = {m.id for m in page.data}
+        wanted = {self.model, f"{self.model}:latest"}
+        if listed and not (listed & wanted):
+            shown = ", ".join(sorted(listed)[:10])
+            raise ModelError(f"the endpoint at {self.endpoint} has no model {self.model!r} "
+                             f"(it lists: {shown})")
+
+    # ------------------------------------------------------------ the two modes
+
+    async def _complete_native(self, request: ModelRequest) -> ModelReply:
+        params = self._params(native_messages(request.messages))
+        if request.tools:
+            params["tools"] = [tool_param(spec) for spec in request.tools]
+        completion = await self._create(params, tools_sent=bool(request.tools))
+        return native_reply(completion, request.tools, _id_prefix(request))
+
+    async def _complete_text(self, request: ModelRequest) -> ModelReply:
+        params = self._params(to_text_messages(request.messages, request.tools))
+        params["stop"] = list(STOP_SEQUENCES)
+        completion = await self._create(params, tools_sent=False)
+        message = completion.choices[0].message if completion.choices else None
+        parsed = parse_react((message.content or "") if message else "", request.tools,
+                             id_prefix=_id_prefix(request))
+        return ModelReply(parsed.thought, parsed.tool_calls, _usage(completion))
+
+    def _params(self, messages: list[dict[str, Any]] | list[dict[str, str]]) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        if self.extra_body:
+            params["extra_body"] = self.extra_body
+        return params
+
+    # ------------------------------------------------------------ transport and errors
+
+    async def _create(self, params: dict[str, Any], *, tools_sent: bool) -> ChatCompletion:
+        try:
+            completion: ChatCompletion = await self._call(
+                self._client.chat.completions.create, **params
+            )
+        except openai.BadRequestError as exc:
+            if tools_sent and _TOOLS_UNSUPPORTED.search(_error_text(exc)):
+                raise _ToolsUnsupportedError(_error_text(exc)) from None
+            raise ModelError(
+                f"the endpoint at {self.endpoint} rejected the request for {self.model}: "
+                f"{_describe(exc)}"
+            ) from None
+        except openai.NotFoundError as exc:
+            raise ModelError(
+                f"model {self.model!r} not found at {self.endpoint} (check the model name, "
+                f"and that the base URL ends in /v1): {_describe(exc)}"
+            ) from None
+        except openai.OpenAIError as exc:  # other 4xx, a body that is not a completion
+            raise ModelError(
+                f"the endpoint at {self.endpoint} failed for {self.model}: {_describe(exc)}"
+            ) from None
+        if not isinstance(completion, ChatCompletion):  # a proxy's HTML page, say
+            shown = " ".join(str(completion).split())[:120]
+            raise ModelError(
+                f"the endpoint at {self.endpoint} answered something that is not a chat "
+                f"completion: {shown!r}"
+            )
+        return completion
+
+    async def _call(self, function: Callable[..., Awaitable[Any]], **kwargs: Any) -> Any:
+        """One API call under the retry policy.
+
+        Refused keys and exhausted retries become our errors here; other client errors
+        are re-raised for the caller, which knows what the request was.
+        """
+        policy = self.retry
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(policy.attempts),
+            wait=self._wait,
+            retry=retry_if_exception(_is_transient),
+            sleep=self._sleep,
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await function(**kwargs)
+        except (openai.AuthenticationError, openai.PermissionDeniedError):
+            raise ModelAuthError(
+                f"the endpoint at {self.endpoint} refused the API key: check OPENAI_API_KEY"
+            ) from None
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            if not _is_transient(exc):
+                raise
+            raise ModelUnavailableError(
+                f"the endpoint at {self.endpoint} failed {policy.attempts} attempts; "
+                f"last error: {_describe(exc)}"
+            ) from None
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+    def _wait(self, state: RetryCallState) -> float:
+        """Backoff with jitter, or the server's own `Retry-After` when it gives one."""
+        error = state.outcome.exception() if state.outcome else None
+        hinted = _retry_after(error)
+        if hinted is not None:
+            return min(hinted, self.retry.max_wait)
+        return min(float(self._backoff(state)), self.retry.max_wait)
+
+    def _log_retry(self, state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        pause = state.next_action.sleep if state.next_action else 0.0
+        log.warning("model %s at %s: attempt %d failed (%s); retrying in %.2fs",
+                    self.model, self.endpoint, state.attempt_number,
+                    _describe(error) if error else "?", pause)
+
+
+# ---------------------------------------------------------------- client set-up
+
+
+def _make_client(
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float,
+    http_client: openai.DefaultAsyncHttpxClient | None,
+) -> openai.AsyncOpenAI:
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if not key:
+        if urlsplit(url).hostname == urlsplit(OPENAI_URL).hostname:
+            raise ConfigurationError(
+                "OPENAI_API_KEY is not set: give an API key, or set OPENAI_BASE_URL to a "
+                "local endpoint (vLLM, Ollama, llama.cpp) that needs none"
+            )
+        key = _NO_KEY
+    return openai.AsyncOpenAI(base_url=url, api_key=key, timeout=timeout, max_retries=0,
+                              http_client=http_client)
+
+
+def _display_url(url: str) -> str:
+    """The endpoint as shown in errors and logs: no credentials, no query string."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def _id_prefix(request: ModelRequest) -> str:
+    """Call ids for formats that carry none: unique across steps and across retried steps."""
+    return f"call_{request.step}_{uuid.uuid4().hex[:6]}_"
+
+
+# ---------------------------------------------------------------- errors
+
+
+def _is_transient(error: BaseException) -> bool:
+    if isinstance(error, openai.APIConnectionError):  # includes timeouts
+        return True
+    if isinstance(error, openai.APIStatusError):
+        return error.status_code in _RETRIED_STATUS or error.status_code >= 500
+    return False
+
+
+def _retry_after(error: BaseException | None) -> float | None:
+    """Seconds the server asked us to wait (`retry-after-ms`, `retry-after` seconds or date)."""
+    if not isinstance(error, openai.APIStatusError):
+        return None
+    headers = error.response.headers
+    try:
+        if (millis := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(millis) / 1000)
+        if (value := headers.get("retry-after")) is None:
+            return None
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(headers.get("retry-after", ""))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_text(error: openai.APIError) -> str:
+    body = error.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    if isinstance(body, str) and body.strip():
+        return body.strip()
+    return error.message
+
+
+def _describe(error: BaseException) -> str:
+    """One line for humans: status and the server's own message, never a body dump."""
+    if isinstance(error, openai.APITimeoutError):
+        return "the request timed out"
+    if isinstance(error, openai.APIConnectionError):
+        cause = error.__cause__
+        return f"cannot connect ({cause or error.message})".replace("\n", " ")
+    if isinstance(error, openai.APIStatusError):
+        text = " ".join(_error_text(error).split())
+        text = text if len(text) <= 200 else text[:200] + "…"
+        return f"HTTP {error.status_code}: {text}"
+    return f"{type(error).__name__}: {error}"
+
+
+# ---------------------------------------------------------------- native tool calling
+
+
+def tool_param(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": spec.name, "description": spec.description,
+                     "parameters": spec.parameters},
+    }
+
+
+def native_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Our messages in the chat-completions wire format."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        match message:
+            case SystemMessage(content=content) | UserMessage(content=content):
+                out.append({"role": message.role, "content": content})
+            case AssistantMessage(content=content, tool_calls=calls):
+                entry: dict[str, Any] = {"role": "assistant", "content": content or None}
+                if calls:
+                    entry["tool_calls"] = [_call_param(call) for call in calls]
+                out.append(entry)
+            case ToolMessage(call_id=call_id, content=content):
+                out.append({"role": "tool", "tool_call_id": call_id, "content": content})
+    return out
+
+
+def _call_param(call: ToolCall) -> dict[str, Any]:
+    """A past call as the wire wants it: always valid JSON.
+
+    Some servers (vLLM) re-parse past arguments to render their chat template and reject
+    the whole request on invalid JSON. So arguments are re-serialised (repaired text-mode
+    input included), and a call whose arguments did not parse is replayed as `{}`: the
+    error observation that follows it already quotes the text the model sent.
+    """
+    arguments = "{}" if call.arguments is None else json.dumps(call.arguments)
+    return {"id": call.id, "type": "function",
+            "function": {"name": call.name, "arguments": arguments}}
+
+
+def parse_arguments(text: str) -> dict[str, Any] | None:
+    """Native arguments are parsed strictly: invalid JSON is the model's mistake to see.
+
+    Empty text is a call without arguments (some servers send "" for a no-argument tool).
+    """
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def native_reply(completion: ChatCompletion, tools: Sequence[ToolSpec],
+                 id_prefix: str) -> ModelReply:
+    """Map a completion back; a reply with no tool calls is read as ReAct text too, because
+    servers without a tool parser pass the model's own tool syntax through as content."""
+    usage = _usage(completion)
+    message = completion.choices[0].message if completion.choices else None
+    if message is None:
+        return ModelReply("", (), usage)
+    content = (message.content or message.refusal or "").strip()
+    calls: list[ToolCall] = []
+    for index, item in enumerate(message.tool_calls or ()):
+        function = getattr(item, "function", None) or getattr(item, "custom", None)
+        name = str(getattr(function, "name", "") or "")
+        raw = str(getattr(function, "arguments", None) or getattr(function, "input", "") or "")
+        call_id = item.id or f"{id_prefix}{index}"
+        calls.append(ToolCall(call_id, name, parse_arguments(raw), raw))
+    if calls:
+        return ModelReply(content, tuple(calls), usage)
+    parsed = parse_react(content, tools, id_prefix=id_prefix)
+    return ModelReply(parsed.thought if parsed.tool_calls else content, parsed.tool_calls, usage)
+
+
+def _usage(completion: ChatCompletion) -> Usage:
+    usage = completion.usage
+    if usage is None:
+        return Usage()
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
