@@ -16,7 +16,9 @@ from engines.events import (
     Event,
     InvestigationStarted,
     InvestigationStopped,
+    LessonsRetrieved,
     ObservationReceived,
+    ReflectionRecorded,
     ThoughtRecorded,
     ToolCalled,
 )
@@ -87,6 +89,18 @@ class ConsoleReporter:
                 out.print(Text(f"✋ {who}: {event.text!r} → {event.summary}", style="yellow"))
             case DiagnosisSubmitted():
                 out.print(diagnosis_panel(event.diagnosis))
+            case LessonsRetrieved():
+                out.print(Text("📚 Lessons from past incidents:", style="magenta"))
+                for lesson in event.lessons:
+                    out.print(Text(f"   • {lesson}", style="magenta"))
+            case ReflectionRecorded():
+                out.print(
+                    Text(
+                        f"🔁 Attempt {event.attempt} rejected: {'; '.join(event.problems)}",
+                        style="bold magenta",
+                    )
+                )
+                out.print(Text(_indent(event.text), style="magenta"))
             case ErrorOccurred():
                 out.print(Text(f"⚠ {event.message}", style="bold red" if event.fatal else "red"))
             case InvestigationStopped():

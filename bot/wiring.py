@@ -7,17 +7,20 @@ way, through these functions, so a flag means the same thing everywhere.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from tools.catalog import available_tools
+
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.errors import ConfigurationError
-from engines.events import EventSink, discard
+from engines.events import Event, EventSink, discard
 from engines.incident import Incident
 from engines.model import Model
 from engines.react import AfterStep, EngineConfig, InvestigationResult, ReactEngine
-from tools.catalog import available_tools
+from engines.reflexion import ReflexionEngine
 from tools.context import ToolContext
 from tools.scenarios import Scenario, load_scenario
 from tools.sources.base import Sources
@@ -26,7 +29,7 @@ from tools.toolset import Approver, Toolset
 
 ANALYZER = "analyzer"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-ENGINES = ("react",)
+ENGINES = ("react", "reflexion")
 
 
 def default_model_name() -> str:
@@ -55,10 +58,12 @@ def engine_config(model: Model) -> EngineConfig:
     return EngineConfig()
 
 
-def build_engine(name: str, model: Model) -> ReactEngine:
-    if name not in ENGINES:
-        raise ConfigurationError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
-    return ReactEngine(engine_config(model))
+def build_engine(name: str, model: Model) -> ReactEngine | ReflexionEngine:
+    if name == "react":
+        return ReactEngine(engine_config(model))
+    if name == "reflexion":
+        return ReflexionEngine(engine_config(model))
+    raise ConfigurationError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
 
 
 def scenario_ref(ref: str | Path) -> Scenario:
@@ -100,8 +105,16 @@ async def investigate(
     after_step: AfterStep | None = None,
     approver: Approver | None = None,
     incident_id: str | None = None,
+    lessons: Sequence[str] = (),
+    resume: Sequence[Event] = (),
+    notes: Sequence[str] = (),
 ) -> InvestigationResult:
-    """Run one investigation end to end and return how it ended."""
+    """Run one investigation end to end and return how it ended.
+
+    `lessons` come from past incidents, `resume` is the event log of an interrupted run of
+    the same incident, and `notes` (Reflexion only) open every attempt, such as a human's
+    correction of an earlier answer.
+    """
     incident = Incident(text=text, now=setting.now) if setting.now else Incident(text=text)
     if incident_id:
         incident = Incident(text=text, now=incident.now, id=incident_id)
@@ -117,6 +130,29 @@ async def investigate(
             if o.get("kind") == "Namespace"
         )
     runner = build_engine(engine, model)
+    if isinstance(runner, ReflexionEngine):
+        return await runner.run(
+            incident,
+            model,
+            toolset,
+            inbox,
+            sink,
+            constraints=constraints,
+            after_step=after_step,
+            lessons=lessons,
+            resume=resume,
+            notes=notes,
+        )
+    if notes:
+        raise ConfigurationError("corrections need the reflexion engine")
     return await runner.run(
-        incident, model, toolset, inbox, sink, constraints=constraints, after_step=after_step
+        incident,
+        model,
+        toolset,
+        inbox,
+        sink,
+        constraints=constraints,
+        after_step=after_step,
+        lessons=lessons,
+        resume=resume,
     )

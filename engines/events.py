@@ -97,6 +97,31 @@ class ErrorOccurred:
     kind: Literal["error"] = "error"
 
 
+@dataclass(frozen=True, slots=True)
+class LessonsRetrieved:
+    """Lessons of past incidents given to the model for this investigation."""
+
+    investigation_id: str
+    step: int
+    lessons: tuple[str, ...]
+    at: datetime = field(default_factory=_now)
+    kind: Literal["lessons"] = "lessons"
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectionRecorded:
+    """Reflexion rejected an attempt: why, what was missed, and that it tries again."""
+
+    investigation_id: str
+    step: int
+    attempt: int
+    problems: tuple[str, ...]
+    text: str
+    retrying: bool
+    at: datetime = field(default_factory=_now)
+    kind: Literal["reflection"] = "reflection"
+
+
 StopReason = Literal[
     "diagnosed", "stopped", "max_steps", "timeout", "token_budget", "loop", "failed"
 ]
@@ -120,6 +145,8 @@ Event = (
     | ConstraintApplied
     | DiagnosisSubmitted
     | ErrorOccurred
+    | LessonsRetrieved
+    | ReflectionRecorded
     | InvestigationStopped
 )
 

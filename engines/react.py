@@ -35,6 +35,7 @@ from engines.events import (
     EventSink,
     InvestigationStarted,
     InvestigationStopped,
+    LessonsRetrieved,
     ObservationReceived,
     StopReason,
     ThoughtRecorded,
@@ -116,6 +117,17 @@ class InvestigationResult:
     raw_observation_tokens: int = 0
     transcript: tuple[Message, ...] = ()
     error: TriageError | None = None
+    observations: tuple[tuple[str, str], ...] = ()
+    reflections: tuple[str, ...] = ()
+    attempts: int = 1
+
+
+async def emit(sink: EventSink, event: Event) -> None:
+    """Deliver an event; a failing sink (Slack down) must not end the investigation."""
+    try:
+        await sink(event)
+    except Exception:
+        log.exception("event sink failed on %s", event.kind)
 
 
 @dataclass(slots=True)
@@ -131,20 +143,18 @@ class _Run:
     history: History
     lessons: tuple[str, ...]
     step: int = 0
+    first_step: int = 0
     tool_calls: int = 0
     usage: Usage = field(default_factory=Usage)
     observation_tokens: int = 0
     raw_observation_tokens: int = 0
     empty_replies: int = 0
+    observations: list[tuple[str, str]] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
     loop: LoopDetector = field(default_factory=LoopDetector)
 
     async def emit(self, event: Event) -> None:
-        """Deliver an event; a failing sink (Slack down) must not end the investigation."""
-        try:
-            await self.sink(event)
-        except Exception:
-            log.exception("event sink failed on %s", event.kind)
+        await emit(self.sink, event)
 
 
 class ReactEngine:
@@ -175,6 +185,51 @@ class ReactEngine:
         log of an interrupted run of the same incident: its complete steps are replayed,
         not repeated, and the run goes on from there.
         """
+        if not resume:
+            await emit(
+                sink,
+                InvestigationStarted(
+                    incident.id, incident.text, model.name, self.name, self.config.max_steps
+                ),
+            )
+            if lessons:
+                await emit(sink, LessonsRetrieved(incident.id, 0, tuple(lessons)))
+        result = await self.attempt(
+            incident,
+            model,
+            toolset,
+            inbox,
+            sink,
+            constraints=constraints,
+            lessons=lessons,
+            after_step=after_step,
+            resume=resume,
+        )
+        await emit(
+            sink, InvestigationStopped(incident.id, result.steps, result.reason, result.detail)
+        )
+        return result
+
+    async def attempt(
+        self,
+        incident: Incident,
+        model: Model,
+        toolset: ToolRunner,
+        inbox: ConstraintInbox | None = None,
+        sink: EventSink = discard,
+        *,
+        constraints: ConstraintSet | None = None,
+        lessons: Sequence[str] = (),
+        after_step: AfterStep | None = None,
+        resume: Sequence[Event] = (),
+        start_step: int = 0,
+        notes: Sequence[str] = (),
+    ) -> InvestigationResult:
+        """One try at a diagnosis, without the started and stopped events of a whole run.
+
+        Reflexion calls this once per attempt: `start_step` keeps step numbers rising
+        across attempts and `notes` (reflections on failed attempts) open the conversation.
+        """
         started = time.perf_counter()
         inbox = inbox or ConstraintInbox(known_tools=toolset.names)
         run = _Run(
@@ -186,16 +241,14 @@ class ReactEngine:
             constraints=constraints if constraints is not None else ConstraintSet(),
             history=History(self.config.context_tokens),
             lessons=tuple(lessons),
+            step=start_step,
+            first_step=start_step,
         )
         run.history.append(UserMessage(prompts.incident_message(incident.text, incident.now)))
+        for note in notes:
+            run.history.append(UserMessage(note))
         if resume:
             self._restore(run, resume)
-        else:
-            await run.emit(
-                InvestigationStarted(
-                    incident.id, incident.text, model.name, self.name, self.config.max_steps
-                )
-            )
         reason: StopReason
         detail = ""
         error: TriageError | None = None
@@ -214,7 +267,6 @@ class ReactEngine:
             await run.emit(ErrorOccurred(incident.id, run.step, detail, fatal=True))
         elif run.diagnosis is None:
             await self._final_turn(run, reason, detail)
-        await run.emit(InvestigationStopped(incident.id, run.step, reason, detail))
         return InvestigationResult(
             investigation_id=incident.id,
             diagnosis=run.diagnosis,
@@ -228,6 +280,7 @@ class ReactEngine:
             raw_observation_tokens=run.raw_observation_tokens,
             transcript=run.history.messages,
             error=error,
+            observations=tuple(run.observations),
         )
 
     @staticmethod
@@ -243,6 +296,9 @@ class ReactEngine:
             run.constraints.add(constraint)
         run.step, run.tool_calls = state.last_step, state.tool_calls
         run.loop.seen_calls.update(call_key(name, args) for name, args in state.calls)
+        run.observations.extend(
+            (m.name, m.content) for m in state.messages if isinstance(m, ToolMessage)
+        )
         if state.diagnosed is not None:
             run.diagnosis = state.diagnosed.diagnosis
 
@@ -250,7 +306,7 @@ class ReactEngine:
         if run.diagnosis is not None:
             return "diagnosed", "resumed after the diagnosis was submitted"
         config = self.config
-        while run.step < config.max_steps:
+        while run.step < run.first_step + config.max_steps:
             run.step += 1
             await self._take_constraints(run)
             if run.constraints.stop_requested:
@@ -300,7 +356,7 @@ class ReactEngine:
             constraint_set=run.constraints,
             lessons=run.lessons,
             step=run.step,
-            max_steps=self.config.max_steps,
+            max_steps=run.first_step + self.config.max_steps,
             final=final,
             context={"incident": run.incident.text, "now": run.incident.now},
         )
@@ -372,6 +428,7 @@ class ReactEngine:
                 ToolMessage(call.id, call.name, result.text, result.status, result.data)
             )
             texts.append(result.text)
+            run.observations.append((call.name, result.text))
             await run.emit(
                 ObservationReceived(
                     run.incident.id,

@@ -1,0 +1,224 @@
+"""Reflexion: act, evaluate, reflect, retry.
+
+Each attempt is a ReAct run. An evaluator judges it mechanically (no diagnosis or
+`unknown`, confidence under a threshold, evidence that no observation of the attempt
+contains); a failed attempt earns a reflection (from the model, or from the analyzer's own
+rules offline) on what was missed and what to check next, and the next attempt starts with
+the reflections and the rejected diagnosis, so it does not walk the same path again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
+
+from engines.constraints import ConstraintInbox, ConstraintSet
+from engines.diagnosis import Diagnosis
+from engines.errors import ModelError
+from engines.events import (
+    Event,
+    EventSink,
+    InvestigationStarted,
+    InvestigationStopped,
+    LessonsRetrieved,
+    ReflectionRecorded,
+    discard,
+)
+from engines.incident import Incident
+from engines.model import Model, ModelRequest, SystemMessage, Usage, UserMessage
+from engines.react import (
+    AfterStep,
+    EngineConfig,
+    InvestigationResult,
+    ReactEngine,
+    ToolRunner,
+    emit,
+)
+
+REJECTION_PREFIX = "The previous diagnosis"
+_SPACES = re.compile(r"\s+")
+_NO_RETRY = frozenset({"stopped", "failed", "timeout", "token_budget"})
+
+
+@dataclass(frozen=True, slots=True)
+class ReflexionConfig:
+    max_attempts: int = 3
+    min_confidence: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    passed: bool
+    problems: tuple[str, ...] = ()
+
+
+def _normal(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def evaluate(result: InvestigationResult, min_confidence: float = 0.5) -> Verdict:
+    """Judge an attempt by rules that need no model: nothing here can be talked round."""
+    diagnosis = result.diagnosis
+    if diagnosis is None:
+        return Verdict(False, ("no diagnosis was submitted",))
+    problems: list[str] = []
+    if diagnosis.category == "unknown":
+        problems.append("the category is unknown")
+    if diagnosis.confidence < min_confidence:
+        problems.append(f"confidence {diagnosis.confidence:.2f} is below {min_confidence:.2f}")
+    if not diagnosis.evidence:
+        problems.append("no evidence was quoted")
+    seen = [_normal(text) for _, text in result.observations]
+    for item in diagnosis.evidence:
+        quote = _normal(item.quote)
+        if not any(quote in text for text in seen):
+            problems.append(f"the evidence {item.quote!r} occurs in no observation")
+    return Verdict(not problems, tuple(problems))
+
+
+def rejection_note(diagnosis: Diagnosis | None, problems: Sequence[str]) -> str:
+    """How a rejected diagnosis is told to the next attempt (the analyzer parses it)."""
+    why = "; ".join(problems) or "rejected"
+    if diagnosis is None:
+        return f"{REJECTION_PREFIX} attempt found nothing: {why}."
+    return f"{REJECTION_PREFIX} {diagnosis.category} of {diagnosis.culprit} was rejected: {why}."
+
+
+@runtime_checkable
+class Reflective(Protocol):
+    """A model that reflects by its own rules (the offline analyzer)."""
+
+    async def reflect(self, result: InvestigationResult, problems: Sequence[str]) -> str: ...
+
+
+async def reflect(model: Model, result: InvestigationResult, problems: Sequence[str]) -> str:
+    """What was missed and what to check next, from the model itself."""
+    if isinstance(model, Reflective):
+        return await model.reflect(result, problems)
+    diagnosis = result.diagnosis
+    said = (
+        f"It concluded {diagnosis.category} of {diagnosis.culprit}: {diagnosis.summary}"
+        if diagnosis
+        else "It reached no diagnosis."
+    )
+    calls = ", ".join(dict.fromkeys(tool for tool, _ in result.observations)) or "none"
+    request = ModelRequest(
+        messages=(
+            SystemMessage(
+                "You review a failed incident investigation and write a short reflection: "
+                "what was missed or assumed, and which checks the next attempt must make. "
+                "Three sentences at most, specific, no preamble."
+            ),
+            UserMessage(
+                f"Incident: {result.transcript[0].content if result.transcript else ''}\n"
+                f"Tools used: {calls}\n{said}\nRejected because: {'; '.join(problems)}"
+            ),
+        ),
+        tools=(),
+    )
+    try:
+        reply = await model.complete(request)
+    except ModelError as exc:
+        return f"(no reflection: {exc}) Check the evidence again before concluding."
+    return reply.thought.strip() or "Check the evidence again before concluding."
+
+
+class ReflexionEngine:
+    """ReAct attempts under an evaluator, with reflections carried to the next attempt."""
+
+    name = "reflexion"
+
+    def __init__(
+        self, config: EngineConfig | None = None, reflexion: ReflexionConfig | None = None
+    ) -> None:
+        self.react = ReactEngine(config)
+        self.config = self.react.config
+        self.reflexion = reflexion or ReflexionConfig()
+
+    async def run(
+        self,
+        incident: Incident,
+        model: Model,
+        toolset: ToolRunner,
+        inbox: ConstraintInbox | None = None,
+        sink: EventSink = discard,
+        *,
+        constraints: ConstraintSet | None = None,
+        lessons: Sequence[str] = (),
+        after_step: AfterStep | None = None,
+        resume: Sequence[Event] = (),
+        notes: Sequence[str] = (),
+    ) -> InvestigationResult:
+        """Investigate with up to `max_attempts` attempts. `notes` open every attempt (a
+        human's correction of an earlier answer, for instance)."""
+        if not resume:
+            await emit(
+                sink,
+                InvestigationStarted(
+                    incident.id,
+                    incident.text,
+                    model.name,
+                    self.name,
+                    self.config.max_steps * self.reflexion.max_attempts,
+                ),
+            )
+            if lessons:
+                await emit(sink, LessonsRetrieved(incident.id, 0, tuple(lessons)))
+        constraints = constraints if constraints is not None else ConstraintSet()
+        inbox = inbox or ConstraintInbox(known_tools=toolset.names)
+        carried = list(notes)
+        reflections: list[str] = []
+        total = Usage()
+        steps = tool_calls = 0
+        seconds = 0.0
+        result: InvestigationResult | None = None
+        for attempt in range(1, self.reflexion.max_attempts + 1):
+            result = await self.react.attempt(
+                incident,
+                model,
+                toolset,
+                inbox,
+                sink,
+                constraints=constraints,
+                lessons=lessons,
+                after_step=after_step,
+                resume=resume if attempt == 1 else (),
+                start_step=steps,
+                notes=carried,
+            )
+            total = total + result.usage
+            steps, tool_calls = result.steps, tool_calls + result.tool_calls
+            seconds += result.seconds
+            verdict = evaluate(result, self.reflexion.min_confidence)
+            if verdict.passed or result.reason in _NO_RETRY:
+                break
+            retrying = attempt < self.reflexion.max_attempts
+            text = await reflect(model, result, verdict.problems)
+            reflections.append(text)
+            await emit(
+                sink,
+                ReflectionRecorded(incident.id, steps, attempt, verdict.problems, text, retrying),
+            )
+            carried = [
+                *carried,
+                rejection_note(result.diagnosis, verdict.problems),
+                f"REFLECTION on attempt {attempt}: {text}",
+            ]
+        assert result is not None
+        detail = result.detail
+        if not verdict.passed and result.diagnosis is not None:
+            detail = f"unverified after {attempt} attempts: {'; '.join(verdict.problems)}"
+        final = replace(
+            result,
+            steps=steps,
+            tool_calls=tool_calls,
+            usage=total,
+            seconds=seconds,
+            reflections=tuple(reflections),
+            attempts=attempt,
+            detail=detail,
+        )
+        await emit(sink, InvestigationStopped(incident.id, steps, final.reason, final.detail))
+        return final
