@@ -132,7 +132,8 @@ async def evaluate_one(
         row.scenario = scenario.id
         truth = scenario.truth
         row.expected = {
-            "category": truth.category, "culprit": truth.culprit.model_dump(mode="json")
+            "category": truth.category,
+            "culprit": truth.culprit.model_dump(mode="json"),
         }
         inbox = ConstraintInbox()
         pending = sorted(scenario.interventions, key=lambda i: i.after_step)
@@ -145,8 +146,12 @@ async def evaluate_one(
                     inbox.add(intervention.text, "scenario")
 
         result = await investigate(
-            scenario.report, setting_factory(scenario), model_factory(), engine=engine,
-            inbox=inbox, after_step=after_step,
+            scenario.report,
+            setting_factory(scenario),
+            model_factory(),
+            engine=engine,
+            inbox=inbox,
+            after_step=after_step,
         )
         row.steps, row.tool_calls = result.steps, result.tool_calls
         row.tokens_in, row.tokens_out = result.usage.input_tokens, result.usage.output_tokens
@@ -187,4 +192,3 @@ async def evaluate(
 
     rows = await asyncio.gather(*(one(ref) for ref in refs))
     return EvalReport(list(rows))
-

@@ -86,12 +86,28 @@ class Truth(BaseModel):
     fix: str = ""
 
 
+SAFE_ALPHABET = frozenset("bcdfghjklmnpqrstvwxz2456789")  # Kubernetes' generated name suffixes
+
+
+def _generated(part: str, lengths: range) -> bool:
+    return len(part) in lengths and set(part) <= SAFE_ALPHABET
+
+
 def _owned_by(object_name: str, workload_name: str) -> bool:
-    """Whether a Pod or ReplicaSet name is one a workload's controller would generate."""
+    """Whether a Pod, ReplicaSet or Job name is one a workload's controllers would generate.
+
+    The suffixes are what the controllers append: `-<pod-template-hash>` (ReplicaSet),
+    `-<hash>-<5>` (its Pod), `-<ordinal>` (StatefulSet Pod), `-<5>` (DaemonSet or Job Pod),
+    `-<schedule time>` and `-<schedule time>-<5>` (a CronJob's Job and Pod). Hashes use an
+    alphabet without vowels, so `checkout-worker-...` is never taken for a pod of `checkout`.
+    """
     if not object_name.startswith(workload_name + "-"):
         return False
-    suffix = object_name[len(workload_name) + 1 :]
-    return bool(suffix) and all(part.isalnum() for part in suffix.split("-"))
+    parts = object_name[len(workload_name) + 1 :].split("-")
+    head_ok = parts[0].isdigit() or _generated(parts[0], range(4, 11))
+    if len(parts) == 1:
+        return head_ok
+    return len(parts) == 2 and head_ok and _generated(parts[1], range(5, 6))
 
 
 def is_correct(diagnosis: Diagnosis | None, truth: Truth) -> bool:

@@ -25,6 +25,7 @@ class InvestigationStarted:
     model: str
     engine: str
     max_steps: int
+    incident_now: datetime | None = None
     at: datetime = field(default_factory=_now)
     kind: Literal["started"] = "started"
 

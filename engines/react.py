@@ -189,7 +189,12 @@ class ReactEngine:
             await emit(
                 sink,
                 InvestigationStarted(
-                    incident.id, incident.text, model.name, self.name, self.config.max_steps
+                    incident.id,
+                    incident.text,
+                    model.name,
+                    self.name,
+                    self.config.max_steps,
+                    incident.now,
                 ),
             )
             if lessons:

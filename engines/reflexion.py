@@ -162,6 +162,7 @@ class ReflexionEngine:
                     model.name,
                     self.name,
                     self.config.max_steps * self.reflexion.max_attempts,
+                    incident.now,
                 ),
             )
             if lessons:

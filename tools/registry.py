@@ -149,7 +149,7 @@ def tool(
                 hints[parameter.name],
                 Field(default, description=arg_docs.get(parameter.name)),
             )
-        arguments_model = create_model(  # type: ignore[call-overload]
+        arguments_model: type[BaseModel] = create_model(
             f"{function.__name__}_arguments",
             __config__=ConfigDict(extra="forbid"),
             **fields,

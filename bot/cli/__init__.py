@@ -20,6 +20,12 @@ COMMANDS = (
     "bot.cli.demo",
     "bot.cli.investigate",
     "bot.cli.eval",
+    "bot.cli.scenarios",
+    "bot.cli.serve",
+    "bot.cli.history",
+    "bot.cli.show",
+    "bot.cli.lessons",
+    "bot.cli.doctor",
 )
 
 

@@ -18,7 +18,10 @@ def register(subparsers: Any) -> None:
         description="Run a real investigation on a bundled scenario with the offline analyzer.",
     )
     parser.add_argument(
-        "scenario", nargs="?", default=DEFAULT_SCENARIO, metavar="SCENARIO",
+        "scenario",
+        nargs="?",
+        default=DEFAULT_SCENARIO,
+        metavar="SCENARIO",
         help=f"bundled scenario id or folder (default {DEFAULT_SCENARIO}; "
         "see `triage scenarios list`)",
     )
@@ -35,7 +38,5 @@ async def run(args: argparse.Namespace) -> int:
     )
     code = finish(result, as_json=False)
     truth = setting.scenario.truth
-    reporter.console.print(
-        f"[dim]Recorded root cause: {truth.category} in {truth.culprit}[/dim]"
-    )
+    reporter.console.print(f"[dim]Recorded root cause: {truth.category} in {truth.culprit}[/dim]")
     return code

@@ -39,15 +39,26 @@ def _culprit(value: dict[str, Any] | None) -> str:
 
 def table(report: EvalReport) -> Table:
     grid = Table(title="Evaluation", show_lines=False)
-    for column in ("scenario", "expected", "got", "correct", "steps", "tool calls",
-                   "tokens in", "tokens out", "seconds"):
-        grid.add_column(column, justify="right" if column[0] in "stc" and column != "scenario"
-                        else "left")
+    for column in (
+        "scenario",
+        "expected",
+        "got",
+        "correct",
+        "steps",
+        "tool calls",
+        "tokens in",
+        "tokens out",
+        "seconds",
+    ):
+        grid.add_column(
+            column, justify="right" if column[0] in "stc" and column != "scenario" else "left"
+        )
     for row in report.results:
         expected = row.expected or {}
         got = row.diagnosis or {}
         got_text = (
-            f"ERROR: {row.error}" if row.error and not got
+            f"ERROR: {row.error}"
+            if row.error and not got
             else f"{got.get('category', '-')} {_culprit(got.get('culprit'))}"
         )
         grid.add_row(
@@ -55,7 +66,10 @@ def table(report: EvalReport) -> Table:
             f"{expected.get('category', '-')} {_culprit(expected.get('culprit'))}",
             got_text,
             "[green]yes[/green]" if row.correct else "[red]no[/red]",
-            str(row.steps), str(row.tool_calls), str(row.tokens_in), str(row.tokens_out),
+            str(row.steps),
+            str(row.tool_calls),
+            str(row.tokens_in),
+            str(row.tokens_out),
             f"{row.seconds:.2f}",
         )
     return grid

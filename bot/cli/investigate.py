@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from bot.console import ConsoleReporter
 from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
-from engines.errors import ConfigurationError, TriageError
+from engines.errors import TriageError
 from engines.events import discard
 from engines.react import InvestigationResult
+from tools.scenarios import parse_time
 
 
 def register(subparsers: Any) -> None:
@@ -30,22 +34,71 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--engine", default="react", choices=ENGINES, help="reasoning engine")
     parser.add_argument("--json", action="store_true", help="print only the diagnosis as JSON")
+    add_live_options(parser)
+    parser.add_argument(
+        "--at",
+        metavar="TIMESTAMP",
+        type=at_time,
+        help="the investigation's clock, RFC 3339 (post-incident analysis); default now",
+    )
     parser.set_defaults(handler=run)
 
 
-def live_setting() -> Setting:
-    """Live backends arrive with their configuration; until then say what to do."""
-    raise ConfigurationError(
-        "no live backends are configured; pass --scenario ID|DIR to investigate a recorded "
-        "incident (see `triage scenarios list`)"
+def add_live_options(parser: argparse.ArgumentParser) -> None:
+    """--config and --context, shared by every command that reads live backends."""
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        type=Path,
+        help="YAML config file (default $TRIAGE_CONFIG or ~/.config/triage/config.yaml)",
+    )
+    parser.add_argument(
+        "--context", metavar="NAME", help="kubeconfig context (overrides TRIAGE_KUBE_CONTEXT)"
     )
 
 
+def at_time(text: str) -> datetime:
+    """An RFC 3339 timestamp for --at, or an argparse error naming the expected form."""
+    try:
+        return parse_time(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not RFC 3339 (e.g. 2026-11-30T10:00:00Z)"
+        ) from None
+
+
+async def live_setting(
+    config_path: str | Path | None = None,
+    *,
+    context: str | None = None,
+    at: datetime | None = None,
+) -> Setting:
+    """Live sources from the config file and environment (bot/README-config.md), each
+    checked at start: the healthy ones are used, the others reported on stderr."""
+    from bot import config as live_config  # the live clients load only when used
+
+    config = live_config.load_config(config_path, context=context)
+    sources, _ = await live_config.live_sources(config)
+    print(f"triage: {sources.description}", file=sys.stderr)  # redacted by live_sources
+    return Setting(sources, now=at)
+
+
 async def run(args: argparse.Namespace) -> int:
-    setting = scenario_setting(args.scenario) if args.scenario else live_setting()
-    model = build_model(args.model)
-    sink = discard if args.json else ConsoleReporter()
-    result = await investigate(args.text, setting, model, engine=args.engine, sink=sink)
+    if args.scenario:
+        setting = scenario_setting(args.scenario)
+        if args.at is not None:
+            setting = dataclasses.replace(setting, now=args.at)
+    else:
+        setting = await live_setting(args.config, context=args.context, at=args.at)
+    try:
+        model = build_model(args.model)
+        sink = discard if args.json else ConsoleReporter()
+        result = await investigate(args.text, setting, model, engine=args.engine, sink=sink)
+    finally:
+        if not args.scenario:
+            from bot.config import close_sources
+
+            await close_sources(setting.sources)
     return finish(result, as_json=args.json)
 
 

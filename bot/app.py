@@ -1,0 +1,167 @@
+"""The async Bolt app, its Web API client and the services its listeners share.
+
+The Web API client is built once, here, and injected everywhere (the app, the outbox, the
+access checks), so `SLACK_API_URL` and the retry policy apply to every call: 429s wait for
+Retry-After, connection resets and 5xx are retried. Events are deduplicated before any
+listener runs: Slack redelivers an event it thinks was lost (with `X-Slack-Retry-Num`, or
+`retry_attempt` in Socket Mode) and the same event must never start two investigations.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.access import AccessControl
+from bot.feedback import Store
+from bot.investigations import Background, Investigations
+from bot.listeners import register_all
+from engines.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
+
+DEDUPE_SECONDS = 3600.0
+DEDUPE_MAX = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class SlackSettings:
+    """The Slack side of the configuration, from the environment."""
+
+    bot_token: str
+    app_token: str | None = None
+    signing_secret: str | None = None
+    api_url: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> SlackSettings:
+        bot_token = environ.get("SLACK_BOT_TOKEN", "").strip()
+        if not bot_token:
+            raise ConfigurationError("SLACK_BOT_TOKEN is not set (the bot token, xoxb-…)")
+        app_token = environ.get("SLACK_APP_TOKEN", "").strip() or None
+        secret = environ.get("SLACK_SIGNING_SECRET", "").strip() or None
+        if app_token is None and secret is None:
+            raise ConfigurationError(
+                "HTTP mode needs SLACK_SIGNING_SECRET to verify Slack's requests; or set "
+                "SLACK_APP_TOKEN (xapp-…) to use Socket Mode"
+            )
+        api_url = environ.get("SLACK_API_URL", "").strip() or None
+        if api_url is not None and not api_url.startswith(("http://", "https://")):
+            raise ConfigurationError(f"SLACK_API_URL must be an http(s) URL, not {api_url!r}")
+        return cls(bot_token, app_token, secret, api_url)
+
+    @property
+    def socket_mode(self) -> bool:
+        return self.app_token is not None
+
+
+def build_client(settings: SlackSettings) -> AsyncWebClient:
+    """The one Web API client of the bot."""
+    arguments: dict[str, Any] = {
+        "token": settings.bot_token,
+        "timeout": 15,
+        "retry_handlers": [
+            AsyncRateLimitErrorRetryHandler(max_retry_count=2),
+            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+            AsyncServerErrorRetryHandler(max_retry_count=2),
+        ],
+    }
+    if settings.api_url:
+        arguments["base_url"] = settings.api_url.rstrip("/") + "/"
+    return AsyncWebClient(**arguments)
+
+
+class EventDeduper:
+    """Event ids seen in the last hour (Slack retries within minutes), bounded in memory."""
+
+    def __init__(self, ttl: float = DEDUPE_SECONDS, limit: int = DEDUPE_MAX) -> None:
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._ttl = ttl
+        self._limit = limit
+        self.duplicates = 0
+
+    def first_time(self, event_id: str) -> bool:
+        now = time.monotonic()
+        while self._seen and (
+            len(self._seen) >= self._limit or next(iter(self._seen.values())) < now - self._ttl
+        ):
+            self._seen.popitem(last=False)
+        if event_id in self._seen:
+            self.duplicates += 1
+            return False
+        self._seen[event_id] = now
+        return True
+
+
+@dataclass(eq=False)
+class Services:
+    """What listeners need, handed to them at registration."""
+
+    client: AsyncWebClient
+    investigations: Investigations
+    access: AccessControl
+    store: Store
+    background: Background
+    deduper: EventDeduper
+
+
+def _retry_number(headers: Mapping[str, Any]) -> str:
+    """Slack's redelivery counter: a header in HTTP mode, and in Socket Mode the envelope's
+    `retry_attempt`, which the adapter turns into the same header."""
+    values = headers.get("x-slack-retry-num") or []
+    return str(values[0]) if values else ""
+
+
+class _InjectedClientNote(logging.Filter):
+    """Bolt reads SLACK_BOT_TOKEN itself and warns that the injected client wins; that is
+    the intent here, not a misconfiguration worth a warning at every start."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token` will be unused" not in record.getMessage()
+
+
+def build_app(services: Services, settings: SlackSettings) -> AsyncApp:
+    """The Bolt app with the dedupe middleware and every listener registered."""
+    bolt_log = logging.getLogger("triage.bolt")
+    if not any(isinstance(f, _InjectedClientNote) for f in bolt_log.filters):
+        bolt_log.addFilter(_InjectedClientNote())
+    app = AsyncApp(
+        name="triage",
+        client=services.client,
+        signing_secret=settings.signing_secret or "",
+        request_verification_enabled=settings.signing_secret is not None,
+        process_before_response=False,
+        logger=bolt_log,
+    )
+
+    @app.middleware
+    async def deduplicate(
+        body: dict[str, Any], req: Any, next_: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse:
+        event_id = body.get("event_id")
+        if isinstance(event_id, str) and not services.deduper.first_time(event_id):
+            log.info("ignored a redelivery of %s (retry %s)", event_id,
+                     _retry_number(req.headers) or "?")
+            return BoltResponse(status=200, body="")
+        return await next_()
+
+    @app.error
+    async def on_error(error: Exception, body: dict[str, Any]) -> None:
+        log.error("listener failed on a %s request: %s", body.get("type") or "command",
+                  error, exc_info=error)
+
+    register_all(app, services)
+    return app

@@ -1,0 +1,198 @@
+"""Metric signals worth seeing, as chart images for the thread.
+
+Metric tools hand the model statistics ("peaked at 98% of its 256Mi limit"), not the
+hundreds of samples behind them, and that is right for the model. A human sees a shape
+faster than they read a number, so when a metric observation is abnormal (a workload signal
+flagged, or a level shift in a queried metric) the bot asks the same metric source for the
+series over the same window and draws them. Drawing uses matplotlib's object API (no
+pyplot state) in one worker thread, so the event loop never waits on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import itertools
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from engines.events import ObservationReceived, ToolCalled
+from tools.scenarios import parse_time
+from tools.sources.base import MetricSource, Series
+
+log = logging.getLogger(__name__)
+
+MAX_LINES = 6
+_WINDOW = re.compile(r"^(?P<start>\S+) to (?P<end>[^,\s]+)(?:, step (?P<step>\d+)s)?")
+_COUNTER = ("_total", "_count", "_sum")
+# What to draw for each abnormal workload signal: metric, extra matchers, per-second rate?
+_SIGNALS: dict[str, tuple[str, dict[str, str], bool, str]] = {
+    "memory": ("container_memory_working_set_bytes", {"container": "~.+"}, False, "bytes"),
+    "restarts": ("kube_pod_container_status_restarts_total", {}, False, ""),
+    "cpu": ("container_cpu_cfs_throttled_periods_total", {"container": "~.+"}, True, "/s"),
+    "requests": ("http_requests_total", {}, True, "/s"),
+}
+
+# One drawing thread: matplotlib's font cache and Agg canvases are happiest unshared.
+_EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="triage-charts")
+
+
+@dataclass(frozen=True, slots=True)
+class ChartPlan:
+    """Which series to fetch and how to draw them."""
+
+    title: str
+    metric: str
+    matchers: Mapping[str, str]
+    start: datetime
+    end: datetime
+    step: int = 60
+    rate: bool = False
+    unit: str = ""
+    pod_pattern: str | None = None
+
+    @property
+    def filename(self) -> str:
+        safe = re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
+        return f"{safe[:60] or 'chart'}.png"
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    label: str
+    points: tuple[tuple[datetime, float], ...] = field(default_factory=tuple)
+
+
+def _window(data: Mapping[str, Any]) -> tuple[datetime, datetime, int] | None:
+    match = _WINDOW.match(str(data.get("window", "")))
+    if match is None:
+        return None
+    try:
+        start, end = parse_time(match.group("start")), parse_time(match.group("end"))
+    except ValueError:
+        return None
+    step = int(match.group("step") or 0) or max(60, int((end - start).total_seconds() / 180))
+    return start, end, step
+
+
+def plan_for(call: ToolCalled, observation: ObservationReceived) -> list[ChartPlan]:
+    """The charts an observation deserves: none unless something looked abnormal."""
+    data = observation.data
+    if observation.status != "success" or not isinstance(data, Mapping):
+        return []
+    window = _window(data)
+    if window is None:
+        return []
+    start, end, step = window
+    args = call.arguments
+    if call.tool == "metrics_workload_signals":
+        namespace, workload = str(args.get("namespace", "")), str(args.get("workload", ""))
+        pods = rf"{re.escape(workload)}-(?:[a-z0-9]{{5,10}}-[a-z0-9]{{5}}|[a-z0-9]{{5}}|[0-9]+)"
+        plans = []
+        for signal in data.get("abnormal") or ():
+            if signal not in _SIGNALS:
+                continue
+            metric, extra, rate, unit = _SIGNALS[signal]
+            plans.append(ChartPlan(
+                f"{signal} of {namespace}/{workload}", metric,
+                {"namespace": namespace, "pod": "~" + pods, **extra}, start, end, step, rate,
+                unit, pods,
+            ))
+        return plans[:1]  # the most telling signal; one image per observation is plenty
+    if call.tool == "metrics_query":
+        rows = data.get("by_series") or []
+        shifted = any(isinstance(r, Mapping) and r.get("change") for r in rows)
+        metric = str(args.get("metric", ""))
+        if not shifted or not metric or metric.endswith("_bucket"):
+            return []
+        labels = {str(k): str(v) for k, v in (args.get("labels") or {}).items()}
+        unit = "bytes" if metric.endswith("_bytes") else ""
+        return [ChartPlan(metric, metric, labels, start, end, step, metric.endswith(_COUNTER),
+                          "/s" if metric.endswith(_COUNTER) else unit)]
+    return []
+
+
+def _lines(plan: ChartPlan, found: Sequence[Series]) -> list[Line]:
+    lines: list[Line] = []
+    for series in found:
+        pod = series.labels.get("pod", "")
+        if plan.pod_pattern and pod and not re.fullmatch(plan.pod_pattern, pod):
+            continue
+        samples = list(series.samples)
+        if plan.rate:
+            points = [
+                (b.timestamp, max(0.0, b.value - a.value if b.value >= a.value else b.value)
+                 / plan.step)
+                for a, b in itertools.pairwise(samples)
+            ]
+        else:
+            points = [(s.timestamp, s.value) for s in samples]
+        if len(points) >= 2:
+            label = ",".join(v for k, v in sorted(series.labels.items())
+                             if k in ("pod", "container", "code", "status", "node"))
+            lines.append(Line(label or series.metric, tuple(points)))
+    lines.sort(key=lambda line: -max(v for _, v in line.points))
+    return lines[:MAX_LINES]
+
+
+def draw(plan: ChartPlan, lines: Sequence[Line]) -> bytes:
+    """PNG bytes of the chart. Blocking: runs in the chart thread."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    figure = Figure(figsize=(8, 3.2), dpi=100)
+    FigureCanvasAgg(figure)
+    figure.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.12)  # tight_layout is slow
+    axes = figure.subplots()
+    for line in lines:
+        times = date2num([t for t, _ in line.points])
+        axes.plot(times, [v for _, v in line.points], label=line.label[:60], linewidth=1.5)
+    axes.xaxis_date()
+    locator = AutoDateLocator()
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    if plan.unit == "bytes":
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 2**20:.0f}Mi"))
+    elif plan.unit:
+        axes.set_ylabel(plan.unit)
+    axes.set_title(plan.title, fontsize=11, loc="left")
+    axes.grid(True, alpha=0.3)
+    if len(lines) > 1:
+        axes.legend(fontsize=7, loc="upper left", frameon=False)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def warm_up() -> None:
+    """Import matplotlib and build its font cache in the chart thread now, so the first
+    chart of the day does not take seconds."""
+
+    def first() -> None:
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        plan = ChartPlan("warm-up", "", {}, start, start)
+        draw(plan, [Line("x", ((start, 0.0), (start + timedelta(minutes=1), 1.0)))])
+
+    _EXECUTOR.submit(first)
+
+
+async def render(plan: ChartPlan, source: MetricSource) -> bytes | None:
+    """Fetch and draw; None when there is nothing to draw. Never raises: a chart is a
+    courtesy, and must not cost the thread its other messages."""
+    try:
+        found = await source.series(plan.metric, plan.matchers, plan.start, plan.end,
+                                    step_seconds=plan.step)
+        lines = _lines(plan, found)
+        if not lines:
+            return None
+        return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, draw, plan, lines)
+    except Exception:  # a chart is never worth an investigation
+        log.exception("could not draw the chart %r", plan.title)
+        return None

@@ -1,0 +1,230 @@
+"""`triage serve`: run the Slack bot.
+
+Socket Mode when `SLACK_APP_TOKEN` is set, HTTP mode (events at /slack/events, signatures
+checked with `SLACK_SIGNING_SECRET`) otherwise; `/healthz` and `/readyz` on `--port` in both.
+`serve` is the whole lifecycle and takes its runner as an argument, so tests and benchmarks
+run exactly this code with a model of their choosing. SIGTERM and SIGINT stop it gracefully:
+new work is refused, running investigations stop with a summary, queued posts go out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import charts
+from bot.access import AccessControl, AccessPolicy
+from bot.app import EventDeduper, Services, SlackSettings, build_app, build_client
+from bot.cli.investigate import add_live_options, live_setting
+from bot.feedback import MemoryStore, Store
+from bot.investigations import Background, Investigations, Runner, RunRequest
+from bot.outbox import Outbox
+from bot.server import EVENTS_PATH, HttpServer
+from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
+from engines.errors import ConfigurationError
+from engines.model import Model
+from engines.react import InvestigationResult
+from tools.sources.base import MetricSource
+
+log = logging.getLogger("triage.serve")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the Slack bot",
+        description="Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP "
+        "mode on --port with events at /slack/events. SLACK_BOT_TOKEN is always needed.",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=3000,
+        help="HTTP port: Slack events (HTTP mode) and /healthz, /readyz",
+    )
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    parser.add_argument(
+        "--scenario",
+        metavar="ID|DIR",
+        help="serve the tools from a scenario instead of live backends",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="'analyzer' (offline, the default without OPENAI_API_KEY) or an OpenAI model name",
+    )
+    parser.add_argument("--engine", default="react", choices=ENGINES, help="reasoning engine")
+    add_live_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def make_runner(setting: Setting, model: Model, engine: str = "react") -> Runner:
+    """Investigations run through the same wiring as `triage investigate`."""
+
+    async def run_one(request: RunRequest) -> InvestigationResult:
+        return await investigate(
+            request.text,
+            setting,
+            model,
+            engine=engine,
+            sink=request.sink,
+            inbox=request.inbox,
+            approver=request.approver,
+            incident_id=request.investigation_id,
+        )
+
+    return run_one
+
+
+async def run(args: argparse.Namespace) -> int:
+    _configure_logging()
+    settings = SlackSettings.from_env(os.environ)
+    try:
+        policy = AccessPolicy.from_env(os.environ)
+    except ValueError as exc:
+        raise ConfigurationError(f"TRIAGE_ALLOWED_CHANNELS / TRIAGE_ALLOWED_USERS: {exc}") from None
+    model = build_model(args.model)
+    if args.scenario:
+        setting = scenario_setting(args.scenario)
+    else:
+        setting = await live_setting(args.config, context=args.context)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await serve(
+            settings,
+            make_runner(setting, model, args.engine),
+            model_name=model.name,
+            policy=policy,
+            host=args.host,
+            port=args.port,
+            stop=stop,
+            metrics=setting.sources.metrics,
+        )
+    finally:
+        if not args.scenario:
+            from bot.config import close_sources
+
+            await close_sources(setting.sources)
+    return 0
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    for noisy in ("slack_bolt", "slack_sdk", "triage.bolt", "aiohttp.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _announce(line: str) -> None:
+    print(f"triage: {line}", file=sys.stderr, flush=True)
+
+
+async def authenticate(client: AsyncWebClient) -> dict[str, Any]:
+    """auth.test: proves the token works and tells the bot who it is."""
+    try:
+        response = await client.auth_test()
+    except SlackApiError as exc:
+        raise ConfigurationError(
+            f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')})"
+        ) from None
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise ConfigurationError(f"cannot reach Slack at {client.base_url}: {exc}") from None
+    return dict(response.data) if isinstance(response.data, dict) else {}
+
+
+async def serve(
+    settings: SlackSettings,
+    runner: Runner,
+    *,
+    model_name: str,
+    stop: asyncio.Event,
+    policy: AccessPolicy | None = None,
+    host: str = "0.0.0.0",
+    port: int = 3000,
+    store: Store | None = None,
+    grace: float = 10.0,
+    announce: Callable[[str], None] = _announce,
+    metrics: MetricSource | None = None,
+) -> Services:
+    """Run the bot until `stop` is set; returns its services (tests inspect the store)."""
+    client = build_client(settings)
+    background = Background()
+    outbox = Outbox(client)
+    store = store if store is not None else MemoryStore()
+    investigations = Investigations(
+        runner, outbox, store, background, model_name=model_name, metrics=metrics
+    )
+    services = Services(
+        client,
+        investigations,
+        AccessControl(policy or AccessPolicy(), client),
+        store,
+        background,
+        EventDeduper(),
+    )
+    app = build_app(services, settings)
+    identity: dict[str, Any] = {}
+    socket: AsyncSocketModeHandler | None = None
+
+    async def readiness() -> dict[str, Any]:
+        connected = bool(identity)
+        if socket is not None:
+            connected = connected and await socket.client.is_connected()
+        return {
+            "ready": connected and not stop.is_set(),
+            "mode": "socket" if settings.socket_mode else "http",
+            "investigations": investigations.running,
+        }
+
+    server = HttpServer(
+        readiness,
+        app=None if settings.socket_mode else app,
+        signing_secret=settings.signing_secret,
+    )
+    bound = await server.start(host, port)
+    if metrics is not None:
+        charts.warm_up()
+    try:
+        identity.update(await authenticate(client))
+        who = f"@{identity.get('user', 'bot')} in {identity.get('team', 'the workspace')}"
+        if settings.socket_mode:
+            socket = AsyncSocketModeHandler(app, settings.app_token, web_client=client)
+            await socket.connect_async()
+            announce(
+                f"serving Slack in Socket Mode as {who}; health on http://{host}:{bound}/healthz"
+            )
+        else:
+            announce(
+                f"serving Slack in HTTP mode as {who} on http://{host}:{bound}"
+                f"{EVENTS_PATH} (health: /healthz, /readyz)"
+            )
+        await stop.wait()
+    finally:
+        if identity:
+            announce("shutting down: stopping running investigations")
+        if socket is not None:
+            await socket.close_async()
+        await server.stop()
+        await investigations.shutdown(grace)
+        try:
+            await asyncio.wait_for(background.join(), timeout=grace)
+        except TimeoutError:
+            log.warning("background work still running at exit was abandoned")
+    return services

@@ -1,0 +1,126 @@
+"""What the bot remembers: investigations, their event logs, and what humans said of them.
+
+The bot writes through the narrow `Store` protocol only, so a later SQL store (SQLite by
+default, PostgreSQL for several replicas) can replace `MemoryStore` without touching the
+listeners. Every method is async for that reason, even though the memory store never waits.
+Feedback is kept with the investigation it judges: the Correct/Wrong verdicts and the
+replies written in the thread after the end ("wrong, it was the database").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Literal, Protocol
+
+from engines.diagnosis import Diagnosis
+from engines.events import Event
+
+Outcome = Literal["running", "done", "stopped", "failed"]
+Verdict = Literal["correct", "wrong"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class InvestigationRecord:
+    """One investigation as the store keeps it. `thread_ts` is empty until the thread exists
+    (a slash command's thread starts with the bot's own status message)."""
+
+    id: str
+    channel: str
+    thread_ts: str
+    text: str
+    requested_by: str
+    model: str
+    started_at: datetime = field(default_factory=_now)
+    outcome: Outcome = "running"
+    diagnosis: Diagnosis | None = None
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """A verdict from a button, or a reply written after the end."""
+
+    investigation_id: str
+    user: str
+    kind: Literal["verdict", "reply"]
+    text: str
+    at: datetime = field(default_factory=_now)
+
+
+class Store(Protocol):
+    """The bot's persistence. Implementations must be safe to call from one event loop."""
+
+    async def create(self, record: InvestigationRecord) -> None: ...
+
+    async def set_thread(self, investigation_id: str, thread_ts: str) -> None: ...
+
+    async def append_event(self, investigation_id: str, event: Event) -> None: ...
+
+    async def finish(
+        self, investigation_id: str, outcome: Outcome, diagnosis: Diagnosis | None
+    ) -> None: ...
+
+    async def add_feedback(self, feedback: Feedback) -> None: ...
+
+    async def get(self, investigation_id: str) -> InvestigationRecord | None: ...
+
+    async def find_by_thread(self, channel: str, thread_ts: str) -> InvestigationRecord | None:
+        ...
+
+    async def events(self, investigation_id: str) -> Sequence[Event]: ...
+
+    async def feedback(self, investigation_id: str) -> Sequence[Feedback]: ...
+
+
+class MemoryStore:
+    """The store of a single process, lost on restart: fine for trying the bot out."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, InvestigationRecord] = {}
+        self._threads: dict[tuple[str, str], str] = {}
+        self._events: dict[str, list[Event]] = {}
+        self._feedback: dict[str, list[Feedback]] = {}
+
+    async def create(self, record: InvestigationRecord) -> None:
+        self._records[record.id] = record
+        self._events.setdefault(record.id, [])
+        if record.thread_ts:
+            self._threads[(record.channel, record.thread_ts)] = record.id
+
+    async def set_thread(self, investigation_id: str, thread_ts: str) -> None:
+        record = self._records[investigation_id]
+        self._records[investigation_id] = replace(record, thread_ts=thread_ts)
+        self._threads[(record.channel, thread_ts)] = investigation_id
+
+    async def append_event(self, investigation_id: str, event: Event) -> None:
+        self._events.setdefault(investigation_id, []).append(event)
+
+    async def finish(
+        self, investigation_id: str, outcome: Outcome, diagnosis: Diagnosis | None
+    ) -> None:
+        record = self._records[investigation_id]
+        self._records[investigation_id] = replace(
+            record, outcome=outcome, diagnosis=diagnosis, ended_at=_now()
+        )
+
+    async def add_feedback(self, feedback: Feedback) -> None:
+        self._feedback.setdefault(feedback.investigation_id, []).append(feedback)
+
+    async def get(self, investigation_id: str) -> InvestigationRecord | None:
+        return self._records.get(investigation_id)
+
+    async def find_by_thread(self, channel: str, thread_ts: str) -> InvestigationRecord | None:
+        found = self._threads.get((channel, thread_ts))
+        return self._records.get(found) if found else None
+
+    async def events(self, investigation_id: str) -> Sequence[Event]:
+        return tuple(self._events.get(investigation_id, ()))
+
+    async def feedback(self, investigation_id: str) -> Sequence[Feedback]:
+        return tuple(self._feedback.get(investigation_id, ()))

@@ -1,0 +1,21 @@
+"""Slack listeners: thin. Each validates what Slack sent, acks, and hands the work on.
+
+Listeners ask slack-bolt for what they need by parameter name (`event`, `command`, `body`,
+`ack`, `respond`, `context`) and receive the bot's services through `register`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from slack_bolt.app.async_app import AsyncApp
+
+from bot.listeners import actions, commands, mentions, messages
+
+if TYPE_CHECKING:
+    from bot.app import Services
+
+
+def register_all(app: AsyncApp, services: Services) -> None:
+    for module in (mentions, messages, commands, actions):
+        module.register(app, services)

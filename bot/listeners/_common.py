@@ -1,0 +1,110 @@
+"""What the mention, message and command listeners share: who may act, and what a message
+in a thread means (start, steer, or feedback)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk.errors import SlackApiError
+
+from bot import render
+from bot.feedback import Feedback
+
+if TYPE_CHECKING:
+    from bot.app import Services
+
+log = logging.getLogger(__name__)
+
+# Subtypes that are a human writing; edits, deletions, joins and bot posts are not.
+HUMAN_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    """The text without the bot's own mention (`<@U123>` or `<@U123|triage>`)."""
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", " ", text)
+    return " ".join(text.split())
+
+
+def from_human(event: dict[str, Any]) -> bool:
+    """Other bots' messages (and the bot's own) are never taken as instructions."""
+    return (
+        event.get("subtype") in HUMAN_SUBTYPES
+        and not event.get("bot_id")
+        and not event.get("bot_profile")
+        and isinstance(event.get("user"), str)
+    )
+
+
+def tell(services: Services, channel: str, user: str, text: str,
+         thread_ts: str | None = None) -> None:
+    """An ephemeral message only `user` sees, sent in the background."""
+
+    async def send() -> None:
+        arguments: dict[str, Any] = {"channel": channel, "user": user, "text": text}
+        if thread_ts:
+            arguments["thread_ts"] = thread_ts
+        try:
+            await services.client.chat_postEphemeral(**arguments)
+        except SlackApiError as exc:
+            log.warning("could not tell %s in %s: %s", user, channel, exc.response.get("error"))
+
+    services.background.spawn(send(), name="ephemeral")
+
+
+async def allowed(services: Services, channel: str, user: str,
+                  thread_ts: str | None = None) -> bool:
+    """Check access; refuse politely (ephemeral) when not allowed."""
+    decided = services.access.allowed_now(user, channel)
+    if decided:
+        return True
+    refusal = await services.access.refusal(user, channel)
+    if refusal is None:
+        return True
+    log.info("refused %s in %s", user, channel)
+    tell(services, channel, user, refusal, thread_ts)
+    return False
+
+
+async def on_message(
+    services: Services, *, channel: str, user: str, text: str, ts: str,
+    thread_ts: str | None, may_start: bool, mentioned: bool,
+) -> None:
+    """One human message for the bot: steer a running investigation in its thread, keep it as
+    feedback on an ended one, or (when `may_start`) start a new investigation."""
+    investigations = services.investigations
+    running = investigations.active(channel, thread_ts)
+    if running is None and thread_ts:
+        record = await services.store.find_by_thread(channel, thread_ts)
+        running = investigations.active(channel, thread_ts)
+        if running is None and record is not None:
+            await services.store.add_feedback(Feedback(record.id, user, "reply", text))
+            react(services, channel, ts, "memo")
+            if mentioned:
+                tell(services, channel, user, render.ended_already(), thread_ts)
+            return
+    if running is None and not may_start:
+        return
+    if not text:
+        if running is None:
+            tell(services, channel, user, render.help_message(), thread_ts)
+        return
+    if not await allowed(services, channel, user, thread_ts):
+        return
+    running = investigations.active(channel, thread_ts or ts)  # may have started meanwhile
+    if running is not None:
+        investigations.steer(running, text, user)
+        return
+    investigations.start(channel=channel, thread_ts=thread_ts or ts, text=text, user=user)
+
+
+def react(services: Services, channel: str, ts: str, name: str) -> None:
+    async def send() -> None:
+        try:
+            await services.client.reactions_add(channel=channel, timestamp=ts, name=name)
+        except SlackApiError as exc:
+            log.info("could not react in %s: %s", channel, exc.response.get("error"))
+
+    services.background.spawn(send(), name="reaction")

@@ -1,0 +1,77 @@
+"""Buttons: Stop, Correct / Wrong on a diagnosis, Approve / Deny a tool that changes things."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_sdk.errors import SlackApiError
+
+from bot import render
+from bot.feedback import Feedback
+from bot.listeners._common import allowed, tell
+
+if TYPE_CHECKING:
+    from bot.app import Services
+
+log = logging.getLogger(__name__)
+
+
+def _where(body: dict[str, Any]) -> tuple[str, str, str | None]:
+    """(user, channel, thread) of a click."""
+    message = body.get("message") or {}
+    channel = (body.get("channel") or {}).get("id", "")
+    return body["user"]["id"], channel, message.get("thread_ts") or message.get("ts")
+
+
+def register(app: AsyncApp, services: Services) -> None:
+    @app.action(render.STOP_ACTION)
+    async def on_stop(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        user, channel, thread = _where(body)
+        if not await allowed(services, channel, user, thread):
+            return
+        investigation = services.investigations.get(str(action.get("value", "")))
+        if investigation is None:
+            tell(services, channel, user, "That investigation has already ended.", thread)
+            return
+        services.investigations.stop(investigation, user)
+
+    @app.action(re.compile(f"^({render.CORRECT_ACTION}|{render.WRONG_ACTION})$"))
+    async def on_verdict(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Keep the verdict with the investigation and show it in place of the buttons."""
+        await ack()
+        user, channel, thread = _where(body)
+        if not await allowed(services, channel, user, thread):
+            return
+        investigation_id = str(action.get("value", ""))
+        if await services.store.get(investigation_id) is None:
+            tell(services, channel, user, "I no longer know that investigation.", thread)
+            return
+        verdict: Literal["correct", "wrong"] = (
+            "correct" if action["action_id"] == render.CORRECT_ACTION else "wrong"
+        )
+        await services.store.add_feedback(Feedback(investigation_id, user, "verdict", verdict))
+        message = body.get("message") or {}
+        if not message.get("ts"):
+            return
+        try:
+            await services.client.chat_update(
+                channel=channel, ts=message["ts"], text=str(message.get("text", "Diagnosis")),
+                blocks=render.with_verdict(message.get("blocks") or [], verdict, user),
+            )
+        except SlackApiError as exc:
+            log.warning("could not show the verdict: %s", exc.response.get("error"))
+
+    @app.action(re.compile(f"^({render.APPROVE_ACTION}|{render.DENY_ACTION})$"))
+    async def on_approval(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        user, channel, thread = _where(body)
+        if not await allowed(services, channel, user, thread):
+            return
+        approved = action["action_id"] == render.APPROVE_ACTION
+        if not services.investigations.decide(str(action.get("value", "")), approved, user):
+            tell(services, channel, user, "That request was already answered.", thread)

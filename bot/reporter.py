@@ -1,0 +1,274 @@
+"""Engine events → the investigation's thread: a status message edited in place, one reply
+per step, charts, the diagnosis, and how it ended.
+
+The reporter is the engine's event sink. It never waits on Slack: it turns each event into
+queued items (bot.outbox) and returns, so a slow or rate-limited Slack cannot slow the
+investigation, and a Slack outage cannot end it. A step is posted once all its calls have
+answered; its thought and calls are posted early only when the run must wait on a human
+(an approval), so that the human sees what they are approving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Literal, assert_never
+
+from bot import charts, render
+from bot.outbox import Outbox, Post, Status, Steps, Thread, Update, Upload
+from bot.render import Finding, StepView
+from engines.diagnosis import Diagnosis
+from engines.events import (
+    ConstraintApplied,
+    DiagnosisSubmitted,
+    ErrorOccurred,
+    Event,
+    InvestigationStarted,
+    InvestigationStopped,
+    LessonsRetrieved,
+    ObservationReceived,
+    ReflectionRecorded,
+    ThoughtRecorded,
+    ToolCalled,
+)
+from tools.sources.base import MetricSource
+
+Clock = Callable[[], float]
+
+
+def final_state(reason: str, diagnosis: Diagnosis | None) -> Literal["done", "stopped", "failed"]:
+    """How a stop reason reads in the status: the engine stopping itself is not a failure."""
+    if reason == "failed":
+        return "failed"
+    if reason == "stopped":
+        return "stopped"
+    return "done" if diagnosis is not None else "stopped"
+
+
+class ThreadReporter:
+    """The event sink of one investigation, posting into one thread."""
+
+    def __init__(
+        self,
+        outbox: Outbox,
+        thread: Thread,
+        *,
+        investigation_id: str,
+        incident: str,
+        model: str,
+        requested_by: str = "",
+        max_steps: int = 0,
+        clock: Clock = time.monotonic,
+        metrics: MetricSource | None = None,
+    ) -> None:
+        self.outbox = outbox
+        self.thread = thread
+        self.investigation_id = investigation_id
+        self.incident = incident
+        self.model = model
+        self.requested_by = requested_by
+        self.max_steps = max_steps
+        self.state: render.State = "running"
+        self.step = 0
+        self.detail = ""
+        self.ended = False
+        self.diagnosis: Diagnosis | None = None
+        self.stopped_by = ""
+        self._clock = clock
+        self._started = clock()
+        self._ended_at: float | None = None
+        self._metrics = metrics
+        self._draft: StepView | None = None
+        self._charts: list[charts.ChartPlan] = []
+        self._findings: dict[str, Finding] = {}
+        self._acted: set[int] = set()
+
+    # --- what the registry and the approver call -----------------------------------------
+
+    def open(self) -> None:
+        """Post the status message: the first message of the thread, before any step."""
+        self._status()
+
+    def noted(self, summary: str, author: str, *, stop: bool = False) -> None:
+        """Confirm a human's instruction in the thread as soon as it arrives."""
+        if stop:
+            self.stopped_by = author
+        self.outbox.put(Post(self.thread, render.noted(summary, author)))
+
+    def waiting(self, waiting: bool) -> None:
+        """Enter or leave "waiting for approval"; entering posts the step so far."""
+        if self.ended:
+            return
+        if waiting:
+            self._flush(partial=True)
+        self.state = "waiting for approval" if waiting else "running"
+        self._status()
+
+    def post(self, message: render.Message, on_posted: Callable[[str], None] | None = None) -> None:
+        self.outbox.put(Post(self.thread, message, on_posted))
+
+    def edit(self, ts: Callable[[], str | None], message: render.Message) -> None:
+        self.outbox.put(Update(self.thread, ts, message))
+
+    def fail(self, message: str) -> None:
+        """End the run as failed from outside the engine (it could not start, or crashed)."""
+        if self.ended:
+            return
+        self._flush()
+        self.outbox.put(Post(self.thread, render.failure_message(message)))
+        self._end("failed", message)
+
+    def view(self) -> render.StatusView:
+        now = self._ended_at if self._ended_at is not None else self._clock()
+        return render.StatusView(
+            investigation_id=self.investigation_id,
+            incident=self.incident,
+            model=self.model,
+            step=self.step,
+            max_steps=self.max_steps,
+            state=self.state,
+            elapsed_seconds=now - self._started,
+            requested_by=self.requested_by,
+            detail=self.detail,
+        )
+
+    # --- the event sink -------------------------------------------------------------------
+
+    async def __call__(self, event: Event) -> None:
+        self.handle(event)
+
+    def handle(self, event: Event) -> None:
+        if self.ended:
+            return
+        match event:
+            case InvestigationStarted():
+                self.model = event.model
+                self.max_steps = event.max_steps
+                self._status()
+            case ThoughtRecorded():
+                self._draft_for(event.step).thought = event.text
+            case ToolCalled():
+                draft = self._draft_for(event.step)
+                draft.calls.append(event)
+                self._acted.add(event.step)
+                self._findings[event.call_id] = Finding(event.description, "pending")
+                if event.step != self.step:
+                    self.step = event.step
+                    self._status()
+            case ObservationReceived():
+                self._observed(event)
+            case ConstraintApplied():
+                # Confirmed when the reply arrived (see `noted`); here it only ends the step.
+                self._flush()
+            case DiagnosisSubmitted():
+                self._flush()
+                self.diagnosis = event.diagnosis
+            case ErrorOccurred():
+                if event.fatal:
+                    self._flush()
+                    self.outbox.put(Post(self.thread, render.failure_message(event.message)))
+                else:
+                    self._draft_for(event.step).notes.append(event.message)
+            case LessonsRetrieved():
+                if event.lessons:
+                    self.outbox.put(Post(self.thread, render.lessons_message(event.lessons)))
+            case ReflectionRecorded():
+                self._flush()
+                if event.retrying:
+                    self.diagnosis = None  # that attempt's answer was rejected
+                self.outbox.put(Post(self.thread, render.reflection_message(
+                    event.attempt, event.problems, event.text, event.retrying)))
+            case InvestigationStopped():
+                self._stopped(event)
+            case _:
+                assert_never(event)
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _draft_for(self, step: int) -> StepView:
+        if self._draft is not None and self._draft.step != step:
+            self._flush()
+        if self._draft is None:
+            self._draft = StepView(step)
+        return self._draft
+
+    def _observed(self, event: ObservationReceived) -> None:
+        first = event.text.strip().splitlines()[0] if event.text.strip() else ""
+        found = self._findings.get(event.call_id)
+        if found is not None:
+            self._findings[event.call_id] = Finding(found.description, event.status, first)
+        draft = self._draft_for(event.step)
+        draft.observations[event.call_id] = event
+        if self._metrics is not None:
+            call = next((c for c in draft.calls if c.call_id == event.call_id), None)
+            if call is not None:
+                self._charts.extend(charts.plan_for(call, event))
+        if draft.complete:
+            self._flush()
+
+    def _flush(self, *, partial: bool = False) -> None:
+        """Queue the current step. A partial flush keeps the calls that have not answered, so
+        their results follow as "continued" once they come."""
+        draft = self._draft
+        if draft is None or draft.empty:
+            return
+        if partial:
+            answered = {c.call_id for c in draft.calls if c.call_id in draft.observations}
+            self.outbox.put(Steps(self.thread, [draft]))
+            rest = [c for c in draft.calls if c.call_id not in answered]
+            self._draft = StepView(draft.step, "", rest, {}, []) if rest else None
+            if self._draft is not None:
+                self._draft.notes.append("(continued: results of the calls above)")
+            return
+        self._draft = None
+        self.outbox.put(Steps(self.thread, [draft]))
+        if self._metrics is not None:
+            for plan in self._charts:
+                drawing = asyncio.create_task(charts.render(plan, self._metrics))
+                self.outbox.put(Upload(self.thread, drawing, plan.filename, plan.title))
+        self._charts = []
+
+    def _stopped(self, event: InvestigationStopped) -> None:
+        self._flush()
+        self.step = event.step
+        if self.diagnosis is not None:
+            final_turn = event.reason != "diagnosed"
+            self.outbox.put(
+                Post(
+                    self.thread,
+                    render.diagnosis_message(
+                        self.investigation_id, self.diagnosis, final_turn=final_turn
+                    ),
+                )
+            )
+        if event.reason == "stopped":
+            self.outbox.put(
+                Post(
+                    self.thread,
+                    render.stopped_summary(
+                        list(self._findings.values()), steps=len(self._acted),
+                        who=self.stopped_by,
+                        detail=event.detail, has_diagnosis=self.diagnosis is not None,
+                    ),
+                )
+            )
+        elif event.reason not in ("diagnosed", "failed") and self.diagnosis is None:
+            self.outbox.put(Post(self.thread, render.ended_message(event.reason, event.detail)))
+        detail = "" if event.reason == "diagnosed" else (event.detail or event.reason)
+        self._end(final_state(event.reason, self.diagnosis), detail)
+
+    def _end(self, state: render.State, detail: str) -> None:
+        self.state = state
+        self.detail = detail
+        self.ended = True
+        self._ended_at = self._clock()
+        self._status(final=True)
+
+    def _status(self, *, final: bool = False) -> None:
+        def message() -> render.Message | None:
+            if self.ended and not final and self.thread.status_ts is not None:
+                return None  # a pointless edit: the final one is queued after everything
+            return render.status_message(self.view())
+
+        self.outbox.put(Status(self.thread, message, final=final))

@@ -1,0 +1,172 @@
+"""The bot's HTTP port: Slack's requests in HTTP mode, and health checks in both modes.
+
+Requests are checked here before slack-bolt sees them, in the order that keeps an attacker
+from learning anything: first the signature (401 when missing or wrong, whatever the body),
+then the shape (400 for a body that is not a Slack payload). Only a signed, well-formed
+request reaches the app, so a malformed or unsigned one changes nothing. `/healthz` says the
+process serves; `/readyz` says it is connected to Slack and can take work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+MAX_BODY_BYTES = 1024 * 1024
+MAX_AGE_SECONDS = 300
+Readiness = Callable[[], Awaitable[dict[str, Any]]]
+
+
+class Signature:
+    """Slack's v0 request signature, checked over the raw bytes (an undecodable body is
+    still only a bad signature or a 400, never a crash) and refused when older than five
+    minutes, so a captured request cannot be replayed."""
+
+    def __init__(self, secret: str, *, clock: Callable[[], float] = time.time) -> None:
+        self._secret = secret.encode()
+        self._clock = clock
+
+    def valid(self, body: bytes, timestamp: str, signature: str) -> bool:
+        try:
+            sent_at = int(timestamp)
+        except ValueError:
+            return False
+        if abs(self._clock() - sent_at) > MAX_AGE_SECONDS:
+            return False
+        base = b"v0:" + timestamp.encode() + b":" + body
+        expected = "v0=" + hmac.new(self._secret, base, hashlib.sha256).hexdigest()
+        return hmac.compare_digest(expected, signature)
+
+
+class MalformedRequestError(ValueError):
+    """The body is not a payload Slack sends."""
+
+
+def check_payload(body: str, content_type: str) -> dict[str, Any]:
+    """Parse a Slack request body the way Slack sends it, or raise MalformedRequestError.
+
+    Events API callbacks are JSON; slash commands are a form; interactivity is a form with a
+    JSON `payload` field.
+    """
+    try:
+        if content_type == "application/json" or body.lstrip().startswith("{"):
+            payload = json.loads(body)
+        else:
+            form = dict(parse_qsl(body, keep_blank_values=True, strict_parsing=True))
+            payload = json.loads(form["payload"]) if "payload" in form else form
+    except (ValueError, KeyError) as exc:
+        raise MalformedRequestError(f"body does not parse: {exc}") from None
+    if not isinstance(payload, dict):
+        raise MalformedRequestError("body is not an object")
+    kind = payload.get("type")
+    if kind == "event_callback":
+        event = payload.get("event")
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise MalformedRequestError("event_callback without an event")
+        if not isinstance(payload.get("event_id"), str):
+            raise MalformedRequestError("event_callback without an event_id")
+    elif kind == "url_verification":
+        if not isinstance(payload.get("challenge"), str):
+            raise MalformedRequestError("url_verification without a challenge")
+    elif isinstance(kind, str):
+        if kind in ("block_actions", "view_submission", "shortcut", "message_action"):
+            user = payload.get("user")
+            if not isinstance(user, dict) or not isinstance(user.get("id"), str):
+                raise MalformedRequestError(f"{kind} without a user")
+    elif "command" in payload:
+        for key in ("command", "user_id", "channel_id"):
+            if not isinstance(payload.get(key), str) or not payload[key]:
+                raise MalformedRequestError(f"slash command without {key}")
+    elif payload.get("ssl_check") != "1":
+        raise MalformedRequestError("not a Slack payload")
+    return payload
+
+
+class HttpServer:
+    """aiohttp server for `/slack/events` (HTTP mode only), `/healthz` and `/readyz`."""
+
+    def __init__(
+        self,
+        readiness: Readiness,
+        *,
+        app: AsyncApp | None = None,
+        signing_secret: str | None = None,
+    ) -> None:
+        if app is not None and not signing_secret:
+            raise ValueError("HTTP mode needs the signing secret to verify requests")
+        self._app = app
+        self._verifier = Signature(signing_secret) if signing_secret else None
+        self._readiness = readiness
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self.web = web.Application(client_max_size=MAX_BODY_BYTES)
+        self.web.router.add_get("/healthz", self._healthz)
+        self.web.router.add_get("/readyz", self._readyz)
+        if app is not None:
+            self.web.router.add_post(EVENTS_PATH, self._events)
+
+    async def start(self, host: str, port: int) -> int:
+        """Listen; returns the port (useful with port 0)."""
+        self._runner = web.AppRunner(self.web, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            sock.close()
+            await self.stop()
+            raise
+        sock.setblocking(False)
+        await web.SockSite(self._runner, sock).start()
+        self.port = int(sock.getsockname()[1])
+        return self.port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        state = await self._readiness()
+        return web.json_response(state, status=200 if state.get("ready") else 503)
+
+    async def _events(self, request: web.Request) -> web.Response:
+        assert self._app is not None and self._verifier is not None
+        raw = await request.read()
+        timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+        signature = request.headers.get("X-Slack-Signature", "")
+        if not self._verifier.valid(raw, timestamp, signature):
+            log.warning("refused a request with a missing or invalid signature from %s",
+                        request.remote)
+            return web.json_response({"error": "invalid signature"}, status=401)
+        try:
+            body = raw.decode("utf-8")
+            check_payload(body, request.content_type)
+            bolt_request = AsyncBoltRequest(
+                body=body, query=request.query_string, headers=dict(request.headers)
+            )
+        except (UnicodeDecodeError, MalformedRequestError, ValueError) as exc:
+            log.warning("refused a malformed request: %s", exc)
+            return web.json_response({"error": "malformed request"}, status=400)
+        response = await self._app.async_dispatch(bolt_request)
+        return await to_aiohttp_response(response)

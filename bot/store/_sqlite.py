@@ -1,0 +1,52 @@
+"""SQLite settings that make one file safe for a bot and a command line at once.
+
+WAL lets `triage history` read while the bot writes; `synchronous=NORMAL` in WAL mode keeps
+every committed transaction through a process crash (only a power cut can lose the last
+ones), which is the durability the event log promises; a busy timeout makes a second writer
+wait for the lock instead of failing; foreign keys are off in SQLite unless asked for.
+
+Python's sqlite3 driver begins transactions on its own, lazily, and only before DML: a
+migration's CREATE TABLEs would run outside any transaction, and a write transaction that
+reads first can fail with "database is locked" when it tries to write. So the driver's
+transaction handling is switched off and the store says BEGIN itself: DEFERRED for reads,
+IMMEDIATE (take the write lock now, waiting up to the busy timeout) for writes and
+migrations, which are then atomic like on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, event
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+BUSY_TIMEOUT_MS = 10_000
+BEGIN_OPTION = "sqlite_begin"
+WRITE = {BEGIN_OPTION: "IMMEDIATE"}
+PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
+    "PRAGMA foreign_keys=ON",
+)
+
+
+def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+    dbapi_connection.isolation_level = None  # the driver emits no BEGIN: `_on_begin` does
+    cursor = dbapi_connection.cursor()
+    try:
+        for pragma in PRAGMAS:
+            cursor.execute(pragma)
+    finally:
+        cursor.close()
+
+
+def _on_begin(connection: Connection) -> None:
+    mode = connection.get_execution_options().get(BEGIN_OPTION, "DEFERRED")
+    connection.exec_driver_sql(f"BEGIN {mode}")
+
+
+def configure_sqlite(engine: AsyncEngine) -> None:
+    """Apply the pragmas and explicit transactions to every connection of `engine`."""
+    event.listen(engine.sync_engine, "connect", _on_connect)
+    event.listen(engine.sync_engine, "begin", _on_begin)

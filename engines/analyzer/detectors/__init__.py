@@ -1,0 +1,56 @@
+"""The detector library: one or more detectors per category of the taxonomy.
+
+A detector is a pure function `detect(facts, scope) -> list[Candidate]`: it reads the facts
+gathered so far and proposes causes with weighted clues, follow-up calls that would
+confirm them, and a fix. Detectors never call tools and never rank: the planner decides
+what to read next and ranking.py decides which candidate wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from engines.analyzer.candidates import Candidate
+from engines.analyzer.detectors import (
+    capacity,
+    certificate,
+    crash,
+    dependency,
+    exhaustion,
+    image,
+    network,
+    node,
+    oom,
+    policy,
+    probe,
+    rollout,
+    scheduling,
+)
+from engines.analyzer.facts import Facts
+from engines.analyzer.scope import Scope
+
+Detector = Callable[[Facts, Scope], list[Candidate]]
+
+DETECTORS: dict[str, Detector] = {
+    "oom": oom.detect,  # oom_killed
+    "crash": crash.detect,  # crash_loop
+    "image": image.detect,  # image_pull
+    "scheduling": scheduling.detect,  # unschedulable, quota_exceeded
+    "probe": probe.detect,  # probe_failure
+    "node": node.detect,  # node_failure
+    "rollout": rollout.detect,  # bad_rollout
+    "dependency": dependency.detect,  # dependency_failure
+    "exhaustion": exhaustion.detect,  # resource_exhaustion
+    "capacity": capacity.detect,  # cpu_throttling, autoscaling_limit
+    "network": network.detect,  # network: Services
+    "policy": policy.detect,  # network: NetworkPolicies
+    "certificate": certificate.detect,  # certificate
+}
+
+
+def run_detectors(facts: Facts, scope: Scope) -> list[Candidate]:
+    """Every detector's candidates, in a stable order."""
+    found: list[Candidate] = []
+    for detect in DETECTORS.values():
+        found.extend(detect(facts, scope))
+    return found

@@ -1,0 +1,153 @@
+"""Helpers every detector shares: tool names, time, phrases, and who a log line is from."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from engines.analyzer.facts import Event, Facts, LogPattern, Pod, Ref, owns, parse_stamp
+
+DESCRIBE = "k8s_describe_pod"
+PODS = "k8s_list_pods"
+WORKLOADS = "k8s_list_workloads"
+EVENTS = "k8s_events"
+NODES = "k8s_list_nodes"
+ROLLOUT = "k8s_rollout_history"
+SERVICES = "k8s_list_services"
+POLICIES = "k8s_list_network_policies"
+AUTOSCALERS = "k8s_list_autoscalers"
+QUOTAS = "k8s_list_quotas"
+POD_LOGS = "k8s_pod_logs"
+LOG_PATTERNS = "logs_error_patterns"
+LOG_SEARCH = "logs_search"
+SIGNALS = "metrics_workload_signals"
+LOG_TOOLS = (LOG_PATTERNS, LOG_SEARCH, POD_LOGS)
+EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
+
+RECENT = timedelta(hours=1)
+
+
+def is_recent(moment: datetime | None, now: datetime, window: timedelta = RECENT) -> bool:
+    """Within `window` before now; unknown times count as recent (events live an hour)."""
+    return moment is None or now - moment <= window
+
+
+@lru_cache(maxsize=256)
+def _any_of(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("(?<![a-z0-9])(?:" + "|".join(re.escape(p.lower()) for p in phrases) + ")")
+
+
+@lru_cache(maxsize=4096)
+def _one(phrase: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![a-z0-9]){re.escape(phrase.lower())}")
+
+
+def phrase_in(text: str, phrases: Sequence[str]) -> str | None:
+    """The first of `phrases` (in their order) found in `text`, case-insensitive, on word
+    starts. One combined regex rules out the common case (no phrase) in a single pass."""
+    if not phrases:
+        return None
+    low = text.lower()
+    if _any_of(tuple(phrases)).search(low) is None:
+        return None
+    return next((p for p in phrases if _one(p).search(low)), None)
+
+
+def snippet(text: str, phrase: str, width: int = 70) -> str:
+    """A short verbatim piece of `text` around `phrase`, for needles (single line)."""
+    line = next((ln for ln in text.splitlines() if phrase.lower() in ln.lower()), text)
+    index = line.lower().find(phrase.lower())
+    if index < 0:
+        return phrase
+    start = max(0, index - width // 3)
+    if start:
+        space = line.find(" ", start, index)
+        start = space + 1 if space >= 0 else start
+    end = min(len(line), index + len(phrase) + width)
+    if end < len(line):
+        space = line.rfind(" ", index + len(phrase), end)
+        end = space if space > 0 else end
+    return line[start:end].strip()
+
+
+def pattern_workloads(pattern: LogPattern, facts: Facts) -> list[Ref]:
+    """The workloads a log pattern came from: by pod names, else by service names."""
+    found: dict[Ref, int] = {}
+    pods = dict(pattern.pods)
+    if pattern.pod:
+        pods[pattern.pod] = pods.get(pattern.pod, 0) + pattern.count
+    for pod, count in pods.items():
+        namespaces = [pattern.namespace] if pattern.namespace else sorted(facts.namespaces_seen)
+        for namespace in namespaces:
+            if (ref := facts.workload_of_pod(namespace, pod)) is not None:
+                found[ref] = found.get(ref, 0) + count
+                break
+    if not found:
+        services = dict(pattern.services)
+        if pattern.service:
+            services[pattern.service] = services.get(pattern.service, 0) + pattern.count
+        for service, count in services.items():
+            for ref in facts.workloads:
+                if ref.name == service and (not pattern.namespace
+                                            or ref.namespace == pattern.namespace):
+                    found[ref] = found.get(ref, 0) + count
+    return sorted(found, key=lambda r: -found[r])
+
+
+def pod_workload(facts: Facts, pod: Pod) -> Ref | None:
+    return pod.owner if pod.owner and pod.owner.kind != "ReplicaSet" else \
+        facts.workload_of_pod(pod.namespace, pod.name) or pod.owner
+
+
+def event_workload(facts: Facts, event: Event) -> Ref | None:
+    """The workload an event is about (its pod's or ReplicaSet's owner, or itself)."""
+    if event.kind in ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"):
+        return Ref(event.kind, event.namespace, event.name)
+    if event.kind in ("Pod", "ReplicaSet"):
+        ref = facts.workload_of_pod(event.namespace, event.name)
+        if ref is not None:
+            return ref
+        for candidate in facts.workloads:
+            if candidate.namespace == event.namespace and owns(candidate.name, event.name):
+                return candidate
+    return None
+
+
+def level_of(pattern: LogPattern) -> str:
+    """The dominant level of a pattern ("" if unknown)."""
+    if not pattern.levels:
+        return ""
+    return max(pattern.levels.items(), key=lambda kv: kv[1])[0].lower()
+
+
+def predates(pattern_first: datetime | None, onset: datetime | None,
+             slack: timedelta = timedelta(minutes=10)) -> bool:
+    """Whether a signal was already there well before the incident began."""
+    return pattern_first is not None and onset is not None and pattern_first < onset - slack
+
+
+def first_of(values: Sequence[datetime | None]) -> datetime | None:
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
+
+
+def signal_change(facts: Facts, ref: Ref) -> datetime | None:
+    """When the workload's 5xx ratio or latency turned abnormal, per its metrics."""
+    signals = facts.signals_of(ref)
+    if signals is None:
+        return None
+    moments = []
+    for name in ("requests", "latency"):
+        signal = signals.get(name)
+        change = signal.get("change")
+        if signal.get("abnormal") and isinstance(change, dict):
+            moments.append(parse_stamp(change.get("at")))
+    return first_of(moments)
+
+
+def stamp(moment: datetime) -> str:
+    """A time as the tools print it (RFC 3339 to the second), for needles."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+

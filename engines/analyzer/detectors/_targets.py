@@ -1,0 +1,116 @@
+"""Who calls whom: the hosts that error messages name, resolved against the cluster.
+
+"dial tcp 10.0.3.7:5432: connect: connection refused", "upstream checkout.shop.svc:80
+socket hang up", "could not connect to server at db.example.com": a caller's errors name
+its dependency. A host ending in .svc / .cluster.local, or equal to a Service or workload
+name of the caller's namespace, is in the cluster; a dotted name that is neither is
+outside it. The ranking uses these links so that a callee's fault stays relevant to a
+report that names only its caller.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engines.analyzer.facts import Facts, Ref
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s]+@)?([A-Za-z0-9][-A-Za-z0-9_.]*)", re.I)
+_HOST_PORT = re.compile(r"(?<![\w./-])([A-Za-z][-A-Za-z0-9_.]*[A-Za-z0-9]):(\d{2,5})\b")
+_AT_HOST = re.compile(r"\b(?:to|at|host|server|on|from|lookup|dial tcp|connect to|connecting to)"
+                      r"\s+[\"'`(]?([A-Za-z][-A-Za-z0-9_]*(?:\.[-A-Za-z0-9_]+)+)", re.I)
+_NOT_HOSTS = re.compile(r"\.(java|py|go|js|ts|rb|kt|scala|class|yaml|yml|json|conf|log|txt|sql"
+                        r"|sh|so|jar|html|xml)$|^(java|javax|org|com|io|net|sun|jdk)\.[a-z]+\.",
+                        re.I)
+IN_CLUSTER = (".svc", ".svc.cluster.local", ".cluster.local", ".pod.cluster.local")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A host named in a message: where it points, if it is in the cluster."""
+
+    host: str
+    port: str = ""
+    namespace: str = ""
+    service: str = ""
+    external: bool = False
+
+    @property
+    def in_cluster(self) -> bool:
+        return bool(self.service)
+
+
+def hosts_in(text: str) -> list[tuple[str, str]]:
+    """(host, port) pairs named in a message, most specific first, without duplicates."""
+    found: dict[str, str] = {}
+    for match in _URL.finditer(text):
+        found.setdefault(match.group(1).lower(), "")
+    for match in _HOST_PORT.finditer(text):
+        found[match.group(1).lower()] = match.group(2)
+    for match in _AT_HOST.finditer(text):
+        found.setdefault(match.group(1).lower().rstrip("."), "")
+    return [(h, p) for h, p in found.items() if not _NOT_HOSTS.search(h) and len(h) > 2]
+
+
+def resolve(host: str, port: str, caller_namespace: str, facts: Facts) -> Target:
+    """Place a host in the cluster (Service namespace/name) or outside it."""
+    low = host.lower().rstrip(".")
+    for suffix in sorted(IN_CLUSTER, key=len, reverse=True):
+        if low.endswith(suffix):
+            parts = low[: -len(suffix)].split(".")
+            service = parts[0]
+            namespace = parts[1] if len(parts) > 1 else caller_namespace
+            return Target(host, port, namespace, service)
+    if "." not in low:
+        known = {n for ns, n in facts.services if ns == caller_namespace} | {
+            r.name for r in facts.workloads if r.namespace == caller_namespace}
+        if low in known:
+            return Target(host, port, caller_namespace, low)
+        return Target(host, port)
+    first, _, rest = low.partition(".")
+    if rest in facts.namespaces_seen and (rest, first) in facts.services:
+        return Target(host, port, rest, first)
+    return Target(host, port, external=True)
+
+
+def target_workload(target: Target, facts: Facts) -> Ref | None:
+    """The workload behind an in-cluster target (same name as its Service, or a prefix)."""
+    if not target.in_cluster:
+        return None
+    exact = [r for r in facts.workloads
+             if r.namespace == target.namespace and r.name == target.service]
+    if exact:
+        return exact[0]
+    near = [r for r in facts.workloads if r.namespace == target.namespace
+            and (r.name.startswith(target.service) or target.service.startswith(r.name))]
+    return min(near, key=lambda r: len(r.name)) if near else None
+
+
+def troubled(ref: Ref, facts: Facts) -> bool:
+    """Whether a workload itself looks unwell (so errors calling it are its own fault)."""
+    workload = facts.workloads.get(ref)
+    if workload is not None and (workload.unhealthy_pods or (
+            workload.ready is not None and workload.desired and workload.ready < workload.desired)):
+        return True
+    signals = facts.signals_of(ref)
+    return signals is not None and any(a in ("memory", "restarts") for a in signals.abnormal)
+
+
+def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
+    """For each in-cluster workload named in another workload's log lines, who named it."""
+    from engines.analyzer.detectors._common import pattern_workloads
+
+    graph: dict[Ref, set[Ref]] = {}
+    for pattern in facts.patterns:
+        hosts = hosts_in(f"{pattern.example} {pattern.template}")
+        if not hosts:
+            continue
+        owners = pattern_workloads(pattern, facts)
+        if not owners:
+            continue
+        caller = owners[0]
+        for host, port in hosts:
+            callee = target_workload(resolve(host, port, caller.namespace, facts), facts)
+            if callee is not None and callee != caller:
+                graph.setdefault(callee, set()).add(caller)
+    return graph

@@ -1,0 +1,133 @@
+"""dependency_failure: a dependency (database, cache, queue, external API) is down or slow
+while the caller itself is healthy. The culprit is the caller.
+
+Signals: the caller's errors say it cannot reach something (refused, timed out, reset,
+unavailable) and name a host that is outside the cluster or healthy-looking inside it, the
+caller's 5xx ratio or latency rose with them, and the caller's own pods are fine and were
+not just redeployed. When the named host is an unhealthy workload of the cluster, that
+workload's own fault is the cause and no dependency candidate is made.
+"""
+
+from __future__ import annotations
+
+from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.detectors._common import (
+    LOG_SEARCH,
+    LOG_TOOLS,
+    ROLLOUT,
+    SIGNALS,
+    stamp,
+)
+from engines.analyzer.detectors._logs import Sighting, by_workload, sightings
+from engines.analyzer.detectors._targets import (
+    Target,
+    hosts_in,
+    resolve,
+    target_workload,
+    troubled,
+)
+from engines.analyzer.detectors.certificate import TLS
+from engines.analyzer.detectors.exhaustion import PHRASES as EXHAUSTION
+from engines.analyzer.detectors.network import DNS
+from engines.analyzer.facts import Facts
+from engines.analyzer.scope import Scope
+
+CONNECT = ("connection refused", "connection timed out", "connect timed out", "timed out",
+           "timeout", "i/o timeout", "no route to host", "connection reset", "econnrefused",
+           "etimedout", "econnreset", "could not connect", "unable to connect",
+           "failed to connect", "cannot connect", "can't connect", "operationalerror",
+           "upstream connect error", "service unavailable", "deadline exceeded",
+           "host unreachable", "network is unreachable", "bad gateway", "gateway timeout",
+           "circuit breaker", "circuit open", "unavailable", "connection closed", "broken pipe",
+           "socket hang up", "server closed the connection", "read timeout", "connect error",
+           "connection error", "connectionerror", "connection aborted", "is down",
+           "not responding", "no response", "responded 5", "returned 5", "status 5")
+OTHER_CAUSES = (*TLS, *DNS, *EXHAUSTION)  # those phrases name a more specific cause
+
+
+def _targets(sighting: Sighting, facts: Facts) -> list[Target]:
+    text = f"{sighting.pattern.example} {sighting.pattern.template}"
+    return [resolve(h, p, sighting.workload.namespace, facts) for h, p in hosts_in(text)]
+
+
+def detect(facts: Facts, scope: Scope) -> list[Candidate]:
+    found = []
+    for caller, seen in by_workload(sightings(facts, scope, CONNECT, OTHER_CAUSES)).items():
+        entry = Candidate("dependency_failure", caller)
+        hosts: list[Target] = []
+        for sighting in seen[:3]:
+            targets = _targets(sighting, facts)
+            inside = [t for t in targets if t.in_cluster]
+            callee = next((w for t in inside if (w := target_workload(t, facts))), None)
+            if callee is not None and callee != caller and troubled(callee, facts):
+                continue  # the callee is sick: its own detectors own this cause
+            hosts += targets
+            count = sighting.pattern.count
+            weight = (0.5 if count >= 10 or sighting.pattern.previous else 0.3) * sighting.factor
+            note = f"{caller.name} logs {sighting.quote[:90]!r}" + (f" ×{count}" if count > 1
+                                                                     else "")
+            entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
+                                    sighting.pattern.source, LOG_TOOLS, "dep-log"))
+            if sighting.why:
+                entry.demote(0.9, sighting.why)
+        if not entry.clues:
+            continue
+        dying = [s for s in seen if s.pattern.previous]
+        if dying:
+            entry.clues.append(Clue(0.35, f"{caller.name}'s containers die at start because they "
+                                    "cannot reach it", (dying[0].quote, dying[0].phrase),
+                                    dying[0].pattern.source, LOG_TOOLS, "dep-crash"))
+        _context_clues(facts, entry, hosts, crashing=bool(dying))
+        found.append(entry)
+    return found
+
+
+def _context_clues(facts: Facts, entry: Candidate, hosts: list[Target], *,
+                   crashing: bool = False) -> None:
+    """Where the dependency is, what the metrics say, and whether the caller is sick for
+    reasons of its own (restarts that the dependency does not explain)."""
+    caller = entry.culprit
+    external = next((t for t in hosts if t.external), None)
+    inside = next((t for t in hosts if t.in_cluster), None)
+    if external is not None:
+        entry.clues.append(Clue(0.2, f"the failing dependency {external.host} is outside the "
+                                "cluster", (external.host,), None, LOG_TOOLS, "external"))
+    elif inside is not None:
+        entry.demote(0.8, f"the dependency {inside.host} runs in the cluster")
+    signals = facts.signals_of(caller)
+    if signals is not None:
+        for name in ("requests", "latency"):
+            signal = signals.get(name)
+            if signal.get("abnormal"):
+                entry.clues.append(Clue(0.2, str(signal.get("why")), ("rose from", "5xx ratio"),
+                                        signals.source, (SIGNALS,), f"dep-{name}"))
+        if "memory" in signals.abnormal or ("restarts" in signals.abnormal and not crashing):
+            entry.demote(0.6, f"{caller.name} itself is not healthy")
+    workload = facts.workloads.get(caller)
+    if workload is not None and workload.unhealthy_pods and not crashing:
+        entry.demote(0.7, f"{caller.name}'s own pods are unhealthy")
+    rollout = facts.rollout_of(caller)
+    current = rollout.current if rollout else None
+    if rollout is not None and current is not None and current.created is not None and (
+            facts.now - current.created).total_seconds() > 12 * 3600:
+        entry.clues.append(Clue(0.1, f"nothing was deployed recently (revision "
+                                f"{current.number} is older)",
+                                (f"created: {stamp(current.created)}",
+                                 f"revision: {current.number}"),
+                                rollout.source, (ROLLOUT,), "no-deploy"))
+    host = external or inside
+    where = host.host if host else "the dependency it calls"
+    entry.fix = (f"Restore {where} (check the provider's or the database's status, failover, "
+                 f"network path and credentials); {caller.kind} {caller.namespace}/{caller.name} "
+                 "itself needs no change, at most a circuit breaker or a longer timeout.")
+    entry.followups.append(Followup(ROLLOUT, {"namespace": caller.namespace,
+                                              "workload": caller.name},
+                                    f"rule out a release of {caller.name}"))
+    entry.followups.append(Followup(SIGNALS, {"namespace": caller.namespace,
+                                              "workload": caller.name},
+                                    f"see {caller.name}'s error rate and latency"))
+    if host is not None:
+        entry.followups.append(Followup(LOG_SEARCH, {"text": host.host.split(".")[0],
+                                                     "namespace": caller.namespace,
+                                                     "level": "warn"},
+                                        f"read the errors that name {host.host}"))

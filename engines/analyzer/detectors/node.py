@@ -1,0 +1,92 @@
+"""node_failure: a node NotReady or under memory, disk or PID pressure, with evictions.
+
+Signals: the node's Ready condition, pressure conditions, its warning events (NodeNotReady,
+EvictionThresholdMet, ...), and pods evicted or stuck on it. The culprit is the Node, with
+an empty namespace; the workloads whose pods it hosts are what it "affects", which is how
+the ranking links a node to the service in the report.
+"""
+
+from __future__ import annotations
+
+from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.detectors._common import (
+    EVENT_TOOLS,
+    NODES,
+    PODS,
+    event_workload,
+    is_recent,
+    phrase_in,
+    pod_workload,
+)
+from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.scope import Scope
+
+PRESSURES = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
+NODE_REASONS = ("NodeNotReady", "NodeNotSchedulable", "EvictionThresholdMet", "NodeHasDiskPressure",
+                "NodeHasInsufficientMemory", "NodeHasInsufficientPID", "SystemOOM",
+                "KubeletNotReady", "Rebooted", "NodeStatusUnknown", "FreeDiskSpaceFailed",
+                "ImageGCFailed", "ContainerGCFailed")
+EVICTION = ("The node was low on resource", "evicted", "Evicted", "node is not ready",
+            "NodeNotReady", "node(s) had condition", "Taint manager")
+
+
+def detect(facts: Facts, scope: Scope) -> list[Candidate]:
+    found: dict[str, Candidate] = {}
+
+    def candidate(name: str) -> Candidate:
+        return found.setdefault(name, Candidate("node_failure", Ref("Node", "", name)))
+
+    for name, node in facts.nodes.items():
+        if node.ready != "True":
+            candidate(name).clues.append(Clue(
+                0.65, f"node {name} is NotReady ({node.ready})",
+                ("NotReady since", f"ready: '{node.ready}'"), node.source, (NODES,), "notready"))
+        for problem in node.problems:
+            kind = phrase_in(problem, PRESSURES)
+            if kind:
+                candidate(name).clues.append(Clue(0.5, f"node {name} reports {kind}",
+                                                  (problem[:60], kind), node.source, (NODES,),
+                                                  f"pressure-{kind}"))
+    for event in facts.events:
+        if not is_recent(event.last, facts.now):
+            continue
+        if event.kind == "Node" and (event.reason in NODE_REASONS or event.type == "Warning"):
+            if event.name in found or event.reason in NODE_REASONS:
+                candidate(event.name).clues.append(Clue(
+                    0.3, f"{event.reason} on node {event.name}", (event.message[:60],
+                                                                  event.reason),
+                    event.source, EVENT_TOOLS, f"node-event-{event.reason}"))
+        elif event.reason in ("Evicted", "Evicting", "TaintManagerEviction", "NodeNotReady") or (
+                event.reason == "Preempting" and "node" in event.message.lower()):
+            host = _node_of(facts, event.namespace, event.name)
+            if host is None:
+                continue
+            entry = candidate(host)
+            entry.clues.append(Clue(0.35, f"pods evicted from {host}: {event.message[:80]}",
+                                    (event.message[:60], event.reason), event.source,
+                                    EVENT_TOOLS, "eviction"))
+            if (ref := event_workload(facts, event)) is not None:
+                entry.affects += (ref,)
+    for pod in facts.pods.values():
+        if not pod.node:
+            continue
+        troubled = pod.status in ("Evicted", "Unknown", "Terminating", "NodeLost") or (
+            pod.message and phrase_in(pod.message, EVICTION))
+        if troubled:
+            entry = candidate(pod.node)
+            entry.clues.append(Clue(0.3, f"pod {pod.name} on {pod.node} is {pod.status}",
+                                    (pod.name, pod.status), pod.source, (PODS,), "pod-on-node"))
+    for name, entry in found.items():
+        hosted = {ref for pod in facts.pods.values() if pod.node == name
+                  if (ref := pod_workload(facts, pod)) is not None}
+        entry.affects = tuple(dict.fromkeys(entry.affects + tuple(sorted(hosted, key=str))))
+        entry.fix = (f"Drain and replace node {name} (or free the resource under pressure); "
+                     "make sure its workloads run with enough replicas spread over other nodes.")
+        entry.followups.append(Followup(NODES, {"name": name}, f"read node {name}'s conditions"))
+        entry.followups.append(Followup(PODS, {"node": name}, f"see what runs on {name}"))
+    return [c for c in found.values() if c.clues]
+
+
+def _node_of(facts: Facts, namespace: str, pod: str) -> str | None:
+    known = facts.pods.get((namespace, pod))
+    return known.node if known is not None and known.node else None

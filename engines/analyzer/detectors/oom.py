@@ -1,0 +1,113 @@
+"""oom_killed: a container killed for exceeding its memory limit.
+
+Signals: a container whose last (or current) termination reason is OOMKilled, exit code
+137 together with memory at its limit, a memory series that climbs to the limit and drops
+(the kill's saw-tooth), and runtime "out of memory" errors (JVM heap, Node heap, Go
+runtime) in the logs. Old kills (finished hours ago) count little: they are a past story.
+"""
+
+from __future__ import annotations
+
+from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.detectors._common import (
+    DESCRIBE,
+    LOG_TOOLS,
+    POD_LOGS,
+    PODS,
+    SIGNALS,
+    WORKLOADS,
+    is_recent,
+    pattern_workloads,
+    phrase_in,
+    pod_workload,
+)
+from engines.analyzer.facts import Container, Facts, Ref
+from engines.analyzer.scope import Scope
+
+HEAP_PHRASES = ("OutOfMemoryError: Java heap space", "java.lang.OutOfMemoryError",
+                "JavaScript heap out of memory", "fatal error: runtime: out of memory",
+                "MemoryError", "Cannot allocate memory", "out of memory")
+NOT_HEAP = ("unable to create native thread", "unable to create new native thread",
+            "Metaspace")
+
+
+def _fix(ref: Ref, container: Container | None) -> str:
+    limit = container.limits.get("memory") if container else None
+    name = container.name if container else ref.name
+    now = f" (now {limit})" if limit else ""
+    return (f"Raise the memory limit of container {name} in {ref.kind} {ref.namespace}/"
+            f"{ref.name}{now} above its peak working set, or roll back the release that "
+            "made it use more memory and fix the leak.")
+
+
+def detect(facts: Facts, scope: Scope) -> list[Candidate]:
+    found: dict[Ref, Candidate] = {}
+
+    def candidate(ref: Ref, container: Container | None = None) -> Candidate:
+        if ref not in found:
+            found[ref] = Candidate("oom_killed", ref, fix=_fix(ref, container))
+        elif container is not None and "(now" not in found[ref].fix:
+            found[ref].fix = _fix(ref, container)
+        return found[ref]
+
+    for pod in facts.pods.values():
+        ref = pod_workload(facts, pod)
+        if ref is None:
+            continue
+        for container in pod.containers:
+            killed = container.last_reason == "OOMKilled" or "OOMKilled" in container.terminated
+            if not killed:
+                continue
+            recent = is_recent(container.last_finished, facts.now)
+            entry = candidate(ref, container)
+            entry.clues.append(Clue(
+                0.75 if recent else 0.3,
+                f"container {container.name} was OOMKilled (exit 137)"
+                + ("" if recent else ", but hours ago"),
+                ("OOMKilled", "exit_code: 137"), pod.described, (DESCRIBE,), "oom-state"))
+            if limit := container.limits.get("memory"):
+                entry.clues.append(Clue(0.05, f"memory limit {limit}",
+                                        (f"limits: … memory: {limit}", f"memory: {limit}"),
+                                        pod.described, (DESCRIBE,), "limit"))
+        if pod.last_exit.startswith("OOMKilled") and not pod.containers:
+            candidate(ref).clues.append(Clue(
+                0.5, f"pod {pod.name} last exited OOMKilled", (pod.last_exit, "OOMKilled"),
+                pod.source, (PODS,), "oom-row"))
+    for ref, workload in facts.workloads.items():
+        kills = workload.exit_reasons.get("OOMKilled", 0)
+        if kills and workload.restarts:
+            weight = 0.45 if workload.unhealthy_pods else 0.15
+            entry = candidate(ref)
+            entry.clues.append(Clue(
+                weight, f"{kills} pod(s) last exited OOMKilled, {workload.restarts} restarts",
+                ("last_exit_reasons: {OOMKilled", "OOMKilled"), workload.source,
+                (WORKLOADS,), "oom-rollup"))
+    for ref, signals in facts.signals.items():
+        memory = signals.get("memory")
+        rows = [r for r in memory.get("containers") or [] if isinstance(r, dict)]
+        ratio = max((float(r.get("peak_ratio") or 0) for r in rows), default=0.0)
+        drops = sum(int(r.get("drops_near_limit") or 0) for r in rows)
+        if memory.get("abnormal") and (ratio >= 0.9 or drops):
+            weight = 0.35 + (0.15 if drops else 0.0)
+            if ref in found or drops >= 2:
+                candidate(ref).clues.append(Clue(
+                    weight, str(memory.get("why") or "memory at its limit"),
+                    ("peaked at", "sharp drops"), signals.source, (SIGNALS,), "memory"))
+    for pattern in facts.patterns:
+        phrase = phrase_in(pattern.text, HEAP_PHRASES)
+        if phrase is None or phrase_in(pattern.text, NOT_HEAP):
+            continue
+        for ref in pattern_workloads(pattern, facts)[:1]:
+            candidate(ref).clues.append(Clue(
+                0.55 if pattern.previous else 0.4 if pattern.count >= 3 else 0.25,
+                f"logs say {phrase!r}", (phrase,), pattern.source, LOG_TOOLS, "heap"))
+    for ref, entry in found.items():
+        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
+                                        f"see the last state and memory limit of {ref.name}"))
+        entry.followups.append(Followup(SIGNALS, {"namespace": ref.namespace,
+                                                  "workload": ref.name},
+                                        f"compare {ref.name}'s memory with its limit"))
+        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name,
+                                                   "previous": True},
+                                        f"read what {ref.name} printed before it was killed"))
+    return [c for c in found.values() if c.clues]

@@ -1,0 +1,135 @@
+"""unschedulable and quota_exceeded: pods that never run because nowhere takes them, or
+because the namespace refuses to create them.
+
+unschedulable: pods Pending with PodScheduled=False, FailedScheduling events whose message
+says why (insufficient cpu or memory, taints, selectors or affinity, unbound volumes).
+quota_exceeded: FailedCreate events or ReplicaFailure conditions saying "exceeded quota" or
+a LimitRange maximum/minimum, with the quota's used at its hard limit.
+"""
+
+from __future__ import annotations
+
+from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.detectors._common import (
+    DESCRIBE,
+    EVENT_TOOLS,
+    EVENTS,
+    PODS,
+    QUOTAS,
+    WORKLOADS,
+    event_workload,
+    is_recent,
+    phrase_in,
+    pod_workload,
+)
+from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.scope import Scope
+
+QUOTA_WORDS = ("exceeded quota", "limitrange", "maximum cpu", "maximum memory", "minimum cpu",
+               "minimum memory", "must specify limits", "must specify requests",
+               "maximum ephemeral", "per container is", "per pod is")
+
+
+def _schedule_fix(ref: Ref, message: str) -> str:
+    where = f"{ref.kind} {ref.namespace}/{ref.name}"
+    low = message.lower()
+    if "insufficient" in low:
+        return (f"Lower the cpu/memory requests of {where} to fit the nodes, or add node "
+                "capacity (scale the node group).")
+    if "taint" in low:
+        return (f"Add a toleration for the nodes' taint to {where}, or schedule it on nodes "
+                "without that taint.")
+    if "affinity" in low or "selector" in low:
+        return (f"Fix the nodeSelector/affinity of {where} so it matches labels that existing "
+                "nodes carry, or label nodes accordingly.")
+    if "persistentvolumeclaim" in low or "volume" in low:
+        return f"Bind the PersistentVolumeClaim that {where} uses (check its StorageClass)."
+    return f"Make the pods of {where} schedulable: compare their requests and constraints with " \
+           "the nodes."
+
+
+def detect(facts: Facts, scope: Scope) -> list[Candidate]:
+    return _unschedulable(facts) + _quota(facts)
+
+
+def _unschedulable(facts: Facts) -> list[Candidate]:
+    found: dict[Ref, Candidate] = {}
+    reasons: dict[Ref, str] = {}
+    for event in facts.events:
+        if event.reason != "FailedScheduling" or not is_recent(event.last, facts.now):
+            continue
+        if phrase_in(event.message, QUOTA_WORDS):
+            continue
+        ref = event_workload(facts, event)
+        if ref is None:
+            continue
+        entry = found.setdefault(ref, Candidate("unschedulable", ref))
+        reasons.setdefault(ref, event.message)
+        entry.clues.append(Clue(0.6, event.message[:160], (event.message[:60], "FailedScheduling"),
+                                event.source, EVENT_TOOLS, "scheduling-event"))
+    for pod in facts.pods.values():
+        if not pod.status.startswith("Pending"):
+            continue
+        ref = pod_workload(facts, pod)
+        if ref is None:
+            continue
+        scheduled = "Unschedulable" in pod.status or any(
+            "Unschedulable" in c or "PodScheduled" in c for c in pod.failing_conditions)
+        if not scheduled and not pod.message:
+            continue
+        entry = found.setdefault(ref, Candidate("unschedulable", ref))
+        reasons.setdefault(ref, pod.message)
+        needles = tuple(n for n in (pod.message[:60], "Unschedulable", pod.status) if n)
+        entry.clues.append(Clue(0.45, f"pod {pod.name} is {pod.status}", needles,
+                                pod.described or pod.source, (PODS, DESCRIBE), "pending"))
+    for ref, workload in facts.workloads.items():
+        pending = sum(n for s, n in workload.statuses.items() if s.startswith("Pending"))
+        if pending and ref in found:
+            found[ref].clues.append(Clue(0.2, f"{pending} pod(s) Pending", ("Pending",),
+                                         workload.source, (WORKLOADS,), "pending-rollup"))
+    for ref, entry in found.items():
+        entry.fix = _schedule_fix(ref, reasons.get(ref, ""))
+        entry.followups.append(Followup(EVENTS, {"namespace": ref.namespace,
+                                                 "object_name": ref.name},
+                                        f"read the scheduler's verdict on {ref.name}"))
+        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
+                                        f"see the requests and constraints of {ref.name}"))
+    return list(found.values())
+
+
+def _quota(facts: Facts) -> list[Candidate]:
+    found: dict[Ref, Candidate] = {}
+    for event in facts.events:
+        if event.type != "Warning" or not is_recent(event.last, facts.now):
+            continue
+        if not phrase_in(event.message, QUOTA_WORDS) or event.reason not in (
+                "FailedCreate", "FailedScheduling", "FailedCreatePodSandBox", "Forbidden"):
+            continue
+        ref = event_workload(facts, event)
+        if ref is None:
+            continue
+        entry = found.setdefault(ref, Candidate("quota_exceeded", ref))
+        entry.clues.append(Clue(0.65, event.message[:160], (event.message[:60], event.reason),
+                                event.source, EVENT_TOOLS, "quota-event"))
+    for ref, workload in facts.workloads.items():
+        for problem in workload.problems:
+            if phrase_in(problem, QUOTA_WORDS):
+                entry = found.setdefault(ref, Candidate("quota_exceeded", ref))
+                entry.clues.append(Clue(0.55, problem[:160], (problem[:60],), workload.source,
+                                        (WORKLOADS,), "quota-condition"))
+                break
+    for item in facts.quotas:
+        if item.ratio is None or item.ratio < 1.0:
+            continue
+        for entry in found.values():
+            if entry.culprit.namespace == item.namespace:
+                entry.clues.append(Clue(
+                    0.25, f"quota {item.quota}: {item.resource} used {item.used} of {item.hard}",
+                    (f"resource: {item.resource}", item.quota), item.source, (QUOTAS,),
+                    "quota-full"))
+    for ref, entry in found.items():
+        entry.fix = (f"Raise the ResourceQuota/LimitRange of namespace {ref.namespace} or lower "
+                     f"the requests and limits of {ref.kind} {ref.name} so its pods are admitted.")
+        entry.followups.append(Followup(QUOTAS, {"namespace": ref.namespace},
+                                        f"compare the quota of {ref.namespace} with its use"))
+    return list(found.values())

@@ -1,0 +1,90 @@
+"""Turn the winning candidate into a diagnosis: culprit, summary, fix, quotes, confidence.
+
+Every evidence quote is cut from the text of an observation of the tool it names (see
+quotes.py); a clue whose words no observation shows is left out rather than paraphrased.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engines.analyzer.candidates import Candidate, confidence
+from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.narrate import CATEGORY_WORDS, name
+from engines.analyzer.quotes import find_evidence, quote_in
+from engines.analyzer.scope import Scope
+from engines.analyzer.transcript import Observation
+from engines.diagnosis import Evidence
+
+MAX_EVIDENCE = 5
+
+
+def gather_evidence(candidate: Candidate, observations: Sequence[Observation]) -> list[Evidence]:
+    """Verbatim quotes for the candidate's clues, strongest clue first, no repeats."""
+    found: list[Evidence] = []
+    seen: set[str] = set()
+    for clue in sorted(candidate.clues, key=lambda c: -c.weight):
+        needles = [n for n in clue.needles if n and n.strip()]
+        if not needles:
+            continue
+        evidence = quote_in(clue.observation, needles) if clue.observation else None
+        if evidence is None:
+            tools = clue.tools or tuple({o.tool for o in observations})
+            evidence = find_evidence(observations, tools, needles)
+        if evidence is not None and evidence.quote not in seen:
+            seen.add(evidence.quote)
+            found.append(evidence)
+        if len(found) >= MAX_EVIDENCE:
+            break
+    return found
+
+
+def fallback_culprit(facts: Facts, scope: Scope) -> Ref:
+    """Who to name when nothing explains the report: what it names, else the sickest."""
+    if scope.primary:
+        return scope.primary[0]
+    sick = sorted(facts.workloads.values(), key=lambda w: (-w.unhealthy_pods, -w.restarts,
+                                                           str(w.ref)))
+    if sick and (sick[0].unhealthy_pods or sick[0].restarts):
+        return sick[0].ref
+    return Ref("Namespace", "", next(iter(sorted(scope.namespaces)), "unknown") or "unknown")
+
+
+def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Observation],
+                        facts: Facts, scope: Scope) -> tuple[dict[str, Any], float]:
+    """The `submit_diagnosis` arguments, and the confidence they carry."""
+    if not ranked:
+        culprit = fallback_culprit(facts, scope)
+        summary = ("The data gathered does not show a cause that explains the report; "
+                   f"{name(culprit)} is where the symptom was reported.")
+        arguments = {
+            "category": "unknown",
+            "culprit": {"kind": culprit.kind, "namespace": culprit.namespace,
+                        "name": culprit.name},
+            "summary": summary, "evidence": [], "fix": "Investigate further by hand.",
+            "confidence": 0.1,
+        }
+        return arguments, 0.1
+    best = ranked[0]
+    runner = ranked[1] if len(ranked) > 1 else None
+    evidence = gather_evidence(best, observations)
+    sure = confidence(best, runner)
+    if not evidence:
+        sure = round(min(sure, 0.35), 2)
+    culprit = best.culprit
+    summary = (f"{name(culprit)}: {CATEGORY_WORDS[best.category]}. {best.headline}.")
+    others = [c for c in ranked[1:3] if c.score >= 0.25]
+    if others:
+        summary += " Weaker explanations considered: " + "; ".join(
+            f"{CATEGORY_WORDS[c.category]} in {name(c.culprit)}"
+            + (f" ({c.demoted_because[0]})" if c.demoted_because else "") for c in others) + "."
+    arguments = {
+        "category": best.category,
+        "culprit": {"kind": culprit.kind, "namespace": culprit.namespace, "name": culprit.name},
+        "summary": summary,
+        "evidence": [e.model_dump() for e in evidence],
+        "fix": best.fix or "Address the cause named in the summary.",
+        "confidence": sure,
+    }
+    return arguments, sure

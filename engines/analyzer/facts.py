@@ -1,0 +1,329 @@
+"""What the observations say, as typed facts the detectors can score.
+
+Tools return compact dicts (see tools/_k8s_*.py, logs.py, metrics.py); this module reads
+them defensively (a missing key is "unknown", never a crash) into small dataclasses, each
+remembering the observation it came from so evidence can be quoted from that very text.
+The readers live in `_readers.py`; this module holds the shapes and the container.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from engines.analyzer.transcript import Observation
+
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
+
+
+def parse_stamp(value: Any) -> datetime | None:
+    """The first RFC 3339 time in a value such as "2026-11-30T09:58:00Z (2m ago)"."""
+    if isinstance(value, datetime):
+        return value
+    match = _STAMP.search(str(value or ""))
+    if match is None:
+        return None
+    return datetime.fromisoformat(match.group(0).replace("Z", "+00:00"))
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A workload (or other object) by kind, namespace and name."""
+
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else \
+            f"{self.kind} {self.name}"
+
+
+@dataclass(slots=True)
+class Workload:
+    ref: Ref
+    ready: int | None = None
+    desired: int | None = None
+    images: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    restarts: int = 0
+    exit_reasons: dict[str, int] = field(default_factory=dict)
+    unhealthy_pods: int = 0
+    pod_total: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+    age: str = ""
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class Container:
+    name: str
+    image: str = ""
+    limits: dict[str, str] = field(default_factory=dict)
+    requests: dict[str, str] = field(default_factory=dict)
+    probes: dict[str, str] = field(default_factory=dict)
+    ready: bool | None = None
+    restarts: int = 0
+    waiting: str = ""
+    waiting_message: str = ""
+    terminated: str = ""
+    running_since: datetime | None = None
+    last_reason: str = ""
+    last_exit: int | None = None
+    last_started: datetime | None = None
+    last_finished: datetime | None = None
+    last_message: str = ""
+    init: bool = False
+
+
+@dataclass(slots=True)
+class Event:
+    namespace: str
+    type: str
+    reason: str
+    kind: str
+    name: str
+    count: int
+    last: datetime | None
+    first: datetime | None
+    message: str
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class Pod:
+    namespace: str
+    name: str
+    status: str = ""
+    ready: str = ""
+    restarts: int = 0
+    last_exit: str = ""
+    node: str = ""
+    owner: Ref | None = None
+    message: str = ""
+    problem: str = ""
+    failing_conditions: tuple[str, ...] = ()
+    containers: list[Container] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    described: Observation | None = None
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class Node:
+    name: str
+    ready: str = "True"
+    problems: tuple[str, ...] = ()
+    taints: tuple[str, ...] = ()
+    warnings: list[Event] = field(default_factory=list)
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class Revision:
+    number: int
+    replicaset: str
+    current: bool
+    created: datetime | None
+    images: tuple[str, ...]
+    ready: int | None = None
+    desired: int | None = None
+    restarts: int = 0
+    exit_reasons: tuple[str, ...] = ()
+    unhealthy: int = 0
+    change_cause: str = ""
+
+
+@dataclass(slots=True)
+class Rollout:
+    ref: Ref
+    revisions: list[Revision]
+    changes: tuple[str, ...] = ()
+    source: Observation | None = None
+
+    @property
+    def current(self) -> Revision | None:
+        return next((r for r in self.revisions if r.current), None)
+
+    @property
+    def previous(self) -> Revision | None:
+        current = self.current
+        older = [r for r in self.revisions if current and r.number < current.number]
+        return max(older, key=lambda r: r.number) if older else None
+
+
+@dataclass(slots=True)
+class Service:
+    namespace: str
+    name: str
+    selector: str = ""
+    ready_pods: int | None = None
+    matching_pods: int | None = None
+    endpoints_ready: int | None = None
+    problems: tuple[str, ...] = ()
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class Policy:
+    namespace: str
+    name: str
+    applies_to: str = ""
+    selected_pods: int = 0
+    types: tuple[str, ...] = ()
+    ingress: tuple[str, ...] = ()
+    egress: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class Autoscaler:
+    namespace: str
+    name: str
+    target: Ref | None
+    minimum: int | None
+    maximum: int | None
+    current: int
+    desired: int
+    at_max: bool
+    metrics: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class QuotaItem:
+    namespace: str
+    quota: str
+    resource: str
+    used: str
+    hard: str
+    ratio: float | None
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class LogPattern:
+    """A log template (store-wide patterns, or a pod's own log)."""
+
+    template: str
+    example: str
+    count: int
+    first: datetime | None = None
+    last: datetime | None = None
+    services: dict[str, int] = field(default_factory=dict)
+    pods: dict[str, int] = field(default_factory=dict)
+    levels: dict[str, int] = field(default_factory=dict)
+    namespace: str = ""
+    service: str = ""
+    pod: str = ""
+    previous: bool = False
+    role: str = ""  # for a pod's own log: "exception", "first_error" or "" (any line)
+    source: Observation | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.template} {self.example}"
+
+
+@dataclass(slots=True)
+class Signals:
+    """metrics_workload_signals of one workload."""
+
+    namespace: str
+    workload: str
+    abnormal: tuple[str, ...]
+    signals: dict[str, dict[str, Any]]
+    source: Observation | None = None
+
+    def get(self, name: str) -> dict[str, Any]:
+        value = self.signals.get(name)
+        return value if isinstance(value, dict) else {}
+
+
+@dataclass(slots=True)
+class ObjectRead:
+    """An object read whole (k8s_get_object): its creation time says what is new."""
+
+    ref: Ref
+    created: datetime | None
+    source: Observation | None = None
+
+
+@dataclass(slots=True)
+class Facts:
+    """Everything read so far, de-duplicated with the newest reading winning."""
+
+    now: datetime
+    workloads: dict[Ref, Workload] = field(default_factory=dict)
+    pods: dict[tuple[str, str], Pod] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    rollouts: dict[Ref, Rollout] = field(default_factory=dict)
+    services: dict[tuple[str, str], Service] = field(default_factory=dict)
+    policies: dict[tuple[str, str], Policy] = field(default_factory=dict)
+    autoscalers: dict[tuple[str, str], Autoscaler] = field(default_factory=dict)
+    quotas: list[QuotaItem] = field(default_factory=list)
+    patterns: list[LogPattern] = field(default_factory=list)
+    signals: dict[Ref, Signals] = field(default_factory=dict)
+    objects: dict[Ref, ObjectRead] = field(default_factory=dict)
+    namespaces_seen: set[str] = field(default_factory=set)
+    observations: tuple[Observation, ...] = ()
+
+    def workload(self, namespace: str, name: str) -> Workload | None:
+        for ref, workload in self.workloads.items():
+            if ref.namespace == namespace and ref.name == name:
+                return workload
+        return None
+
+    def pods_of(self, ref: Ref) -> list[Pod]:
+        """Pods owned by the workload (by owner, else by generated name)."""
+        found = []
+        for pod in self.pods.values():
+            if pod.namespace != ref.namespace:
+                continue
+            if pod.owner is not None:
+                if pod.owner.name == ref.name:
+                    found.append(pod)
+            elif owns(ref.name, pod.name):
+                found.append(pod)
+        return found
+
+    def events_about(self, namespace: str, name: str) -> list[Event]:
+        """Events about an object or anything it owns (name or name-<suffix>)."""
+        return [e for e in self.events if e.namespace in (namespace, "")
+                and (e.name == name or owns(name, e.name))]
+
+    def signals_of(self, ref: Ref) -> Signals | None:
+        for key, value in self.signals.items():
+            if key.namespace == ref.namespace and key.name == ref.name:
+                return value
+        return None
+
+    def rollout_of(self, ref: Ref) -> Rollout | None:
+        for key, value in self.rollouts.items():
+            if key.namespace == ref.namespace and key.name == ref.name:
+                return value
+        return None
+
+    def workload_of_pod(self, namespace: str, pod: str) -> Ref | None:
+        known = self.pods.get((namespace, pod))
+        if known is not None and known.owner is not None:
+            return known.owner
+        matches = [r for r in self.workloads if r.namespace == namespace and owns(r.name, pod)]
+        return max(matches, key=lambda r: len(r.name)) if matches else None
+
+
+def owns(workload: str, name: str) -> bool:
+    """Whether `name` looks generated from `workload` (pods, ReplicaSets, Jobs)."""
+    if not name.startswith(workload + "-"):
+        return False
+    suffix = name[len(workload) + 1:]
+    parts = suffix.split("-")
+    return bool(suffix) and len(parts) <= 2 and all(p.isalnum() for p in parts) and any(
+        any(c.isdigit() for c in p) or len(p) == 5 for p in parts)
+

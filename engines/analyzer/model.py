@@ -1,0 +1,152 @@
+"""The offline analyzer: a deterministic `Model` that investigates like an SRE, no LLM.
+
+Each turn re-reads the whole conversation (it keeps no state, so a run can resume from its
+log and a retry can start from a transcript), turns observations into facts, scopes the
+report, lets the detectors propose causes, ranks them, and then either asks for the next
+tool calls or submits the best candidate. Constraints are obeyed from the typed set:
+excluded namespaces are never passed to a tool nor blamed, "focus" narrows the scope,
+"ignore" demotes, "stop" (and the final turn) submits at once. A diagnosis rejected
+earlier (see rejections.py) is never submitted again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from engines.analyzer import narrate
+from engines.analyzer.candidates import Candidate
+from engines.analyzer.detectors import run_detectors
+from engines.analyzer.detectors._common import DESCRIBE, SIGNALS, WORKLOADS
+from engines.analyzer.detectors._targets import callers_by_callee
+from engines.analyzer.diagnose import diagnosis_arguments, gather_evidence
+from engines.analyzer.planner import (
+    Toolbox,
+    evidence_calls,
+    focus,
+    focus_targets,
+    follow,
+    hints,
+    settled,
+    survey,
+    sweep,
+)
+from engines.analyzer.ranking import rank
+from engines.analyzer.readers import build_facts
+from engines.analyzer.reflect import reflect
+from engines.analyzer.rejections import parse_rejections
+from engines.analyzer.scope import Scope, build_scope
+from engines.analyzer.transcript import Transcript, read_transcript
+from engines.model import ModelReply, ModelRequest, ToolCall, UserMessage
+
+SUBMIT_TOOL = "submit_diagnosis"
+LAST_TURN = 8  # submit by this turn of an attempt whatever happens: the step budget
+
+
+class AnalyzerModel:
+    """`--model analyzer`: the offline model behind `triage demo` and the evaluation."""
+
+    @property
+    def name(self) -> str:
+        return "analyzer"
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        return decide(request)
+
+    async def reflect(self, result: Any, problems: Sequence[str]) -> str:
+        """Reflexion's hook (engines.reflexion.Reflective): what a failed attempt missed.
+
+        `result` is an `InvestigationResult`; only its transcript and diagnosis are read.
+        """
+        return reflect(tuple(getattr(result, "transcript", ())),
+                       getattr(result, "diagnosis", None), "; ".join(problems))
+
+
+def _report(request: ModelRequest) -> str:
+    text = request.context.get("incident")
+    if isinstance(text, str) and text.strip():
+        return text
+    first = next((m for m in request.messages if isinstance(m, UserMessage)), None)
+    return first.content if first else ""
+
+
+def _now(request: ModelRequest) -> datetime:
+    now = request.context.get("now")
+    return now if isinstance(now, datetime) else datetime.now(UTC)
+
+
+def analyse(request: ModelRequest) -> tuple[Transcript, Any, Scope, list[Candidate]]:
+    """Facts, scope and ranked candidates from everything in the request."""
+    transcript = read_transcript(request.messages)
+    constraints = request.constraint_set
+    excluded = constraints.excluded_namespaces
+    facts = build_facts(transcript.observations, _now(request), excluded)
+    scope = build_scope(_report(request), facts, facts.now, focus=constraints.focus,
+                        ignored=constraints.ignored)
+    rejected = parse_rejections((*transcript.user_texts, *request.lessons))
+    ranked = rank(run_detectors(facts, scope), scope, callers_by_callee(facts),
+                  excluded=excluded, rejected=rejected)
+    return transcript, facts, scope, ranked
+
+
+def decide(request: ModelRequest) -> ModelReply:
+    """One turn: the next calls, or the diagnosis."""
+    transcript, facts, scope, ranked = analyse(request)
+    specs = {spec.name: spec for spec in request.tools}
+    stopped = request.constraint_set.stop_requested
+    turn = transcript.turns + 1  # steps of this attempt (a Reflexion retry starts afresh)
+    must_submit = request.final or stopped or not (set(specs) - {SUBMIT_TOOL}) or \
+        turn >= LAST_TURN or request.step >= request.max_steps
+    if not must_submit:
+        box = Toolbox({k: v for k, v in specs.items() if k != SUBMIT_TOOL}, transcript,
+                      request.constraint_set.excluded_namespaces)
+        thought = _plan(box, transcript, facts, scope, ranked, _report(request))
+        if box.calls:
+            calls = tuple(ToolCall(f"analyzer_{request.step}_{i}", tool, args,
+                                   json.dumps(args, sort_keys=True))
+                          for i, (tool, args, _) in enumerate(box.calls))
+            return ModelReply(thought, calls)
+    arguments, sure = diagnosis_arguments(ranked, transcript.observations, facts, scope)
+    thought = narrate.conclusion_thought(ranked[0] if ranked else None, sure, stopped)
+    call = ToolCall(f"analyzer_{request.step}_submit", SUBMIT_TOOL, arguments,
+                    json.dumps(arguments, sort_keys=True))
+    return ModelReply(thought, (call,))
+
+
+def _plan(box: Toolbox, transcript: Transcript, facts: Any, scope: Scope,
+          ranked: list[Candidate], report: str) -> str:
+    """Queue this step's calls on `box` and say why; no calls queued means submit."""
+    if not transcript.observations and not transcript.called_tool(WORKLOADS):
+        survey(box)
+        if box.calls:
+            return narrate.survey_thought(report)
+    if not transcript.called_tool(SIGNALS) and sweep(box, facts, scope, ranked):
+        return narrate.sweep_thought(len(box.calls))
+    targets = focus_targets(facts, scope, ranked)
+    focus(box, facts, targets)
+    if box.calls:
+        fresh = [r for r in targets if any(r.name in (a.get("pod"), a.get("workload"))
+                                           for _, a, _ in box.calls)]
+        again = transcript.called_tool(DESCRIBE) or transcript.called_tool(SIGNALS)
+        if not fresh:
+            places = sorted({str(a["namespace"]) for _, a, _ in box.calls if a.get("namespace")})
+            return narrate.widen_thought(places, ranked)
+        return narrate.focus_thought(facts, scope, fresh, ranked, again=again)
+    quoted = len(gather_evidence(ranked[0], transcript.observations)) if ranked else 0
+    if settled(ranked) and not _open_followups(box, ranked[0]):
+        evidence_calls(box, ranked[0], quoted)
+        return narrate.follow_thought(ranked, [w for _, _, w in box.calls]) if box.calls else ""
+    hints(box, facts, scope, targets)
+    queued = follow(box, ranked)
+    if not box.calls and ranked:
+        evidence_calls(box, ranked[0], quoted)
+    whys = [followup.why for followup in queued] + [why for _, _, why in box.calls]
+    return narrate.follow_thought(ranked, whys)
+
+
+def _open_followups(box: Toolbox, candidate: Candidate) -> bool:
+    return any(box.offers(f.tool) and not box.asked(f.tool, f.arguments)
+               for f in candidate.followups)
+

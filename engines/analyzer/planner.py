@@ -1,0 +1,216 @@
+"""What to read next: survey the cluster, focus on what the report names, then follow the
+evidence of the leading candidates, and stop as soon as one cause is well explained.
+
+Pure: a plan is computed from the facts, the scope, the ranked candidates and what was
+already called, so the same transcript always gives the same next step. Every call goes
+through `Toolbox.call`, which keeps only tools that are offered, only arguments their
+schema knows, never an excluded namespace, and never a call already made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.analyzer.candidates import Candidate, Followup
+from engines.analyzer.detectors import _common as t
+from engines.analyzer.detectors._common import pattern_workloads
+from engines.analyzer.detectors._logs import sightings
+from engines.analyzer.detectors._targets import hosts_in, resolve
+from engines.analyzer.detectors.dependency import CONNECT
+from engines.analyzer.detectors.network import DNS
+from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.scope import Scope
+from engines.analyzer.transcript import Transcript
+from engines.model import ToolSpec
+
+ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
+MAX_CALLS = 12
+
+
+@dataclass(slots=True)
+class Toolbox:
+    """The offered tools and the calls this step will make."""
+
+    specs: Mapping[str, ToolSpec]
+    transcript: Transcript
+    excluded: frozenset[str]
+    calls: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
+
+    def offers(self, name: str) -> bool:
+        return name in self.specs
+
+    def asked(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """Whether this question (tool and identity arguments) was already asked."""
+        wanted = _identity(arguments)
+        return any(name == n and _identity(a) == wanted for n, a in self.transcript.calls_made)
+
+    def call(self, name: str, arguments: Mapping[str, Any], why: str = "") -> bool:
+        """Queue a call if it is allowed and new; True when queued."""
+        spec = self.specs.get(name)
+        if spec is None or len(self.calls) >= MAX_CALLS:
+            return False
+        known = set((spec.parameters or {}).get("properties") or {})
+        args = {k: v for k, v in arguments.items() if k in known and v is not None}
+        if any(k not in args for k in (spec.parameters or {}).get("required") or []):
+            return False
+        if str(args.get("namespace") or "") in self.excluded:
+            return False
+        if self.asked(name, args) or any(
+                name == n and _identity(args) == _identity(a) for n, a, _ in self.calls):
+            return False  # the same question, perhaps over another window: asked already
+        self.calls.append((name, args, why))
+        return True
+
+
+WINDOW_ARGUMENTS = frozenset({"since", "start", "end", "limit", "tail"})
+
+
+def _identity(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """What a call asks, without its window and size: same identity, same answer."""
+    return {k: v for k, v in arguments.items() if k not in WINDOW_ARGUMENTS}
+
+
+def survey(box: Toolbox) -> None:
+    """Step one: the whole cluster at a glance, so the report's words can be matched."""
+    box.call(t.WORKLOADS, {"limit": 100}, "list every workload with its health")
+    box.call(t.EVENTS, {"type": "Warning", "limit": 40}, "read recent warning events")
+    box.call(t.NODES, {"problems_only": True}, "check for node problems")
+    box.call(t.LOG_PATTERNS, {"since": "1h", "limit": 15}, "see which errors are logged")
+
+
+def focus_targets(facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> list[Ref]:
+    """The workloads to look at closely: named ones, else the sickest, plus the leader."""
+    chosen: list[Ref] = [r for r in scope.primary if r in facts.workloads][:2]
+    if not chosen:
+        degraded = [ref for ref, signals in sorted(facts.signals.items(), key=lambda kv: str(
+            kv[0])) if {"requests", "latency"} & set(signals.abnormal)]
+        sick = sorted((w for w in facts.workloads.values() if w.problems and (
+            not scope.namespaces or w.ref.namespace in scope.namespaces)),
+            key=lambda w: (-w.unhealthy_pods, -w.restarts, str(w.ref)))
+        chosen = list(dict.fromkeys([*degraded[:2], *(w.ref for w in sick)]))[:2]
+    for candidate in ranked[:2]:
+        ref = candidate.culprit
+        if ref.kind in (*ROLLING, "Job", "CronJob") and ref not in chosen and len(chosen) < 3 \
+                and candidate.score >= 0.3:
+            chosen.append(ref)
+    return chosen
+
+
+SWEEP = 6
+
+
+def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> bool:
+    """A report that names nothing ("the site is slow") and no lead yet: read the metrics of
+    the application workloads, the way an SRE scans dashboards for the one that changed."""
+    if scope.workloads or (ranked and ranked[0].score >= 0.5):
+        return False
+    apps = sorted((w for w in facts.workloads.values() if w.ref.kind in ROLLING
+                   and not w.ref.namespace.startswith("kube-")),
+                  key=lambda w: (-w.unhealthy_pods, -w.restarts, str(w.ref)))
+    queued = False
+    for workload in apps[:SWEEP]:
+        ref = workload.ref
+        queued |= box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name,
+                                       "since": "3h"}, f"read {ref.name}'s metrics")
+    return queued
+
+
+def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
+    """Step two: each target in depth, and its namespace's logs, services and limits."""
+    namespaces: list[str] = []
+    for ref in targets:
+        ns, name = ref.namespace, ref.name
+        if ref.kind in (*ROLLING, "Job"):
+            box.call(t.DESCRIBE, {"namespace": ns, "pod": name}, f"describe a pod of {name}")
+        if ref.kind in ROLLING:
+            box.call(t.ROLLOUT, {"namespace": ns, "workload": name}, f"what changed in {name}")
+            box.call(t.SIGNALS, {"namespace": ns, "workload": name, "since": "3h"},
+                     f"read {name}'s metrics")
+        if ns not in namespaces:
+            namespaces.append(ns)
+    for ns in namespaces:
+        box.call(t.LOG_PATTERNS, {"namespace": ns, "since": "1h", "limit": 12},
+                 f"errors logged in {ns}")
+        box.call(t.SERVICES, {"namespace": ns}, f"services and endpoints in {ns}")
+        box.call(t.AUTOSCALERS, {"namespace": ns}, f"autoscalers in {ns}")
+        short = [w for w in facts.workloads.values() if w.ref.namespace == ns
+                 and w.desired and w.ready is not None and w.ready < w.desired]
+        if short:
+            box.call(t.QUOTAS, {"namespace": ns}, f"quotas in {ns}")
+
+
+def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref]) -> None:
+    """Checks that no single candidate asks for, but that the facts call for: the named
+    workload's own log when the log store says nothing about it, network policies where
+    calls fail, what runs on a sick node, the events of pods that stay Pending."""
+    for ref in targets[:2]:
+        logged = any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns)
+        if not logged and ref.kind in ROLLING:
+            box.call(t.POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
+                     f"read {ref.name}'s own log")
+    namespaces = {r.namespace for r in targets} | set(scope.namespaces)
+    troubled: set[str] = set()
+    for seen in sightings(facts, scope, CONNECT + DNS):
+        if seen.factor < 0.3:
+            continue
+        ends = {seen.workload.namespace}
+        for host, port in hosts_in(f"{seen.pattern.example} {seen.pattern.template}"):
+            target = resolve(host, port, seen.workload.namespace, facts)
+            if target.in_cluster and target.namespace in facts.namespaces_seen:
+                ends.add(target.namespace)
+        if ends & namespaces:  # calls from or into the namespaces in focus
+            troubled |= ends
+    for ns in sorted(troubled):
+        box.call(t.POLICIES, {"namespace": ns}, f"network policies in {ns}")
+    for name, node in sorted(facts.nodes.items()):
+        if node.ready != "True" or node.problems:
+            box.call(t.PODS, {"node": name}, f"pods on node {name}")
+    for ref in targets:
+        pending = facts.workloads.get(ref)
+        if pending is not None and any(s.startswith("Pending") for s in pending.statuses):
+            box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
+                     f"events of {ref.name}")
+
+
+def follow(box: Toolbox, ranked: Sequence[Candidate], how_many: int = 2) -> list[Followup]:
+    """Follow-ups of the leading candidates that were not done yet."""
+    queued = []
+    leader = ranked[0].score if ranked else 0.0
+    worth = [c for c in ranked[:how_many] if c.score >= max(0.15, 0.5 * leader)]
+    for candidate in worth:
+        for followup in candidate.followups:
+            if box.call(followup.tool, followup.arguments, followup.why):
+                queued.append(followup)
+    return queued
+
+
+def settled(ranked: Sequence[Candidate]) -> bool:
+    """Whether the leader is clear enough to stop: strong, and well ahead of the next."""
+    if not ranked:
+        return False
+    best = ranked[0]
+    runner = ranked[1].score if len(ranked) > 1 else 0.0
+    return best.score >= 0.6 and runner <= 0.7 * best.score
+
+
+def evidence_calls(box: Toolbox, candidate: Candidate, quoted: int) -> None:
+    """When the leader's clues cannot be quoted (their observation was cut to fit the
+    budget, or elided), ask the narrow question whose short answer will show them."""
+    if quoted >= 2:
+        return
+    ref = candidate.culprit
+    for clue in candidate.clues[:3]:
+        tool = clue.observation.tool if clue.observation else (clue.tools or ("",))[0]
+        if tool in (t.LOG_PATTERNS, t.LOG_SEARCH):
+            words = " ".join(w for w in clue.needles[0].split()[:4] if w.isalnum())
+            if words:
+                box.call(t.LOG_SEARCH, {"text": words, "namespace": ref.namespace or None,
+                                        "limit": 5}, "quote the log lines behind it")
+        elif tool in (t.WORKLOADS, t.PODS, t.EVENTS) and ref.kind in (*ROLLING, "Job"):
+            box.call(t.DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
+                     f"see {ref.name}'s pod in detail")
+            box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
+                     f"read the events of {ref.name}")
+

@@ -1,0 +1,109 @@
+"""Which candidate wins: relevance to the report, precedence between categories, and the
+humans' constraints, applied to the detectors' candidates. Pure functions only.
+
+Relevance is why red herrings lose: a cause in a workload the report does not name, in
+another namespace, that no named workload calls, keeps only a third of its strength.
+Precedence follows scenario-format.md: a more specific category beats bad_rollout, and a
+symptom (probe failures after OOM kills, throttling under a capped autoscaler, a caller's
+errors behind a broken Service) loses to its cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from engines.analyzer.candidates import Candidate, merge
+from engines.analyzer.facts import Ref
+from engines.analyzer.rejections import Rejection
+from engines.analyzer.scope import Scope
+
+SPECIFIC = frozenset({"image_pull", "unschedulable", "crash_loop", "oom_killed",
+                      "probe_failure", "quota_exceeded"})
+FLOOR = 0.3  # relevance of a cause that nothing links to the report
+
+
+def relevance(candidate: Candidate, scope: Scope, callers: dict[Ref, set[Ref]]) -> float:
+    """0.3..1: how directly the report points at the culprit or what it affects."""
+    if not scope.workloads and not scope.namespaces:
+        return 0.7
+    culprit = candidate.culprit
+    best = scope.weight(culprit.namespace, culprit.name)
+    for ref in candidate.affects:
+        best = max(best, 0.95 * scope.weight(ref.namespace, ref.name))
+    for caller in callers.get(culprit, ()):
+        best = max(best, 0.85 * scope.weight(caller.namespace, caller.name))
+    return FLOOR + (1.0 - FLOOR) * min(best, 1.0)
+
+
+def _ignore(candidate: Candidate, terms: frozenset[str]) -> None:
+    """ "ignore the redis warnings in cart": drop clues about them, demote such culprits."""
+    if not terms:
+        return
+    kept = []
+    for clue in candidate.clues:
+        text = f"{clue.note} {' '.join(clue.needles)}".lower()
+        if any(term in text for term in terms):
+            continue
+        kept.append(clue)
+    if len(kept) < len(candidate.clues):
+        candidate.demoted_because.append("a human asked to ignore some of its evidence")
+    candidate.clues = kept
+    if any(term in candidate.culprit.name.lower() for term in terms):
+        candidate.demote(0.4, "a human asked to ignore it")
+
+
+def _strongest(candidates: Iterable[Candidate], workload: Ref, categories: Iterable[str]) -> float:
+    wanted = set(categories)
+    return max((c.strength for c in candidates if c.category in wanted
+                and c.culprit.namespace == workload.namespace
+                and c.culprit.name == workload.name), default=0.0)
+
+
+def apply_precedence(candidates: Sequence[Candidate]) -> None:
+    """Demote candidates that a more specific or more causal one explains."""
+    for candidate in candidates:
+        ref = candidate.culprit
+        if candidate.category == "bad_rollout" and _strongest(candidates, ref, SPECIFIC) >= 0.5:
+            candidate.demote(0.35, "the new revision fails in a more specific way")
+        if candidate.category == "probe_failure" and _strongest(
+                candidates, ref, ("oom_killed", "crash_loop")) >= 0.6:
+            candidate.demote(0.4, "the probes fail because the container dies")
+        if candidate.category == "crash_loop" and _strongest(candidates, ref,
+                                                             ("oom_killed",)) >= 0.6:
+            candidate.demote(0.5, "the restarts are OOM kills")
+        if candidate.category == "cpu_throttling" and _strongest(
+                candidates, ref, ("autoscaling_limit",)) >= 0.5:
+            candidate.demote(0.6, "its autoscaler is capped: that is the limit")
+        if candidate.category == "resource_exhaustion" and _strongest(
+                candidates, ref, ("autoscaling_limit",)) >= 0.5:
+            candidate.demote(0.6, "it is saturated because its autoscaler is capped")
+        if candidate.category == "dependency_failure":
+            for other in candidates:
+                if other.category == "network" and ref in other.affects and other.strength >= 0.5:
+                    candidate.demote(0.5, f"{other.culprit} blocks its traffic")
+                    break
+        if candidate.category in ("dependency_failure", "bad_rollout", "resource_exhaustion",
+                                  "cpu_throttling") and _strongest(
+                candidates, ref, ("image_pull", "unschedulable", "quota_exceeded")) >= 0.6:
+            candidate.demote(0.5, "its pods do not even start")
+
+
+def rank(candidates: Iterable[Candidate], scope: Scope, callers: dict[Ref, set[Ref]], *,
+         excluded: frozenset[str] = frozenset(),
+         rejected: Sequence[Rejection] = ()) -> list[Candidate]:
+    """Merged candidates, constraints applied, best first (ties broken by name)."""
+    ranked = []
+    for candidate in merge(candidates):
+        culprit = candidate.culprit
+        if culprit.namespace and culprit.namespace in excluded:
+            continue
+        if any(r.matches(candidate.category, culprit.kind, culprit.namespace, culprit.name)
+               for r in rejected):
+            continue
+        candidate.relevance = relevance(candidate, scope, callers)
+        _ignore(candidate, scope.ignored_terms)
+        if candidate.clues:
+            ranked.append(candidate)
+    apply_precedence(ranked)
+    ranked.sort(key=lambda c: (-round(c.score, 6), c.category, str(c.culprit)))
+    return ranked

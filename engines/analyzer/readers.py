@@ -1,0 +1,393 @@
+"""Read each tool's structured result into facts (see facts.py for the shapes).
+
+One reader per tool name. A reader never raises on an unexpected shape: a tool that
+changes its output loses the analyzer a fact, not an investigation. Unknown tools are
+ignored, so a new tool costs nothing until a reader is written for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from engines.analyzer.facts import (
+    Autoscaler,
+    Container,
+    Event,
+    Facts,
+    LogPattern,
+    Node,
+    ObjectRead,
+    Pod,
+    Policy,
+    QuotaItem,
+    Ref,
+    Revision,
+    Rollout,
+    Service,
+    Signals,
+    Workload,
+    parse_stamp,
+)
+from engines.analyzer.transcript import Observation
+
+_FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
+_READY_OF = re.compile(r"(\d+) ready of (\d+) matching")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value if not isinstance(v, dict)) if isinstance(
+        value, list) else ()
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _fraction(value: Any) -> tuple[int | None, int | None]:
+    match = _FRACTION.search(str(value or ""))
+    return (int(match.group(1)), int(match.group(2))) if match else (None, None)
+
+
+def _counts(value: Any) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): _int(v) for k, v in value.items() if k != "omitted"}
+
+
+def _ref(text: Any, namespace: str) -> Ref | None:
+    """ "Deployment/checkout" (or the last hop of "Deployment/x → ReplicaSet/y") to a Ref."""
+    first = str(text or "").split("→")[0].strip()
+    kind, sep, name = first.partition("/")
+    return Ref(kind, namespace, name) if sep and kind and name else None
+
+
+def read_workloads(obs: Observation, facts: Facts) -> None:
+    data = obs.data
+    default_ns = data.get("namespace") if data.get("namespace") != "all" else ""
+    for row in _dicts(data.get("workloads")):
+        ns = str(row.get("namespace") or default_ns or "")
+        ref = Ref(str(row.get("kind", "")), ns, str(row.get("name", "")))
+        ready, desired = _fraction(row.get("ready") or row.get("completed"))
+        pods = _dict(row.get("pods"))
+        facts.workloads[ref] = Workload(
+            ref=ref, ready=ready, desired=desired, images=_strs(row.get("images")),
+            problems=_strs(row.get("problems")), restarts=_int(pods.get("restarts")),
+            exit_reasons=_counts(pods.get("last_exit_reasons")),
+            unhealthy_pods=_int(pods.get("unhealthy")), pod_total=_int(pods.get("total")),
+            statuses=_counts(pods.get("statuses")), age=str(row.get("age") or ""), source=obs)
+        facts.namespaces_seen.add(ns)
+
+
+def read_pods(obs: Observation, facts: Facts) -> None:
+    data = obs.data
+    default_ns = data.get("namespace") if data.get("namespace") != "all" else ""
+    for row in _dicts(data.get("pods")):
+        ns = str(row.get("namespace") or default_ns or obs.arguments.get("namespace") or "")
+        pod = facts.pods.get((ns, str(row.get("name"))))
+        if pod is None:
+            pod = Pod(ns, str(row.get("name")))
+            facts.pods[(ns, pod.name)] = pod
+        pod.status = str(row.get("status") or "")
+        pod.ready = str(row.get("ready") or "")
+        pod.restarts = _int(row.get("restarts"))
+        pod.last_exit = str(row.get("last_exit") or "")
+        pod.node = str(row.get("node") or pod.node)
+        pod.owner = _ref(row.get("owner"), ns) or pod.owner
+        pod.message = str(row.get("message") or "")
+        pod.problem = str(row.get("problem") or "")
+        pod.source = obs
+
+
+def _container(row: Mapping[str, Any], *, init: bool) -> Container:
+    state, last = _dict(row.get("state")), _dict(row.get("last_state"))
+    probes = {k.removesuffix("_probe"): str(v) for k, v in row.items() if k.endswith("_probe")}
+    exit_code = last.get("exit_code")
+    return Container(
+        name=str(row.get("name") or ""), image=str(row.get("image") or ""),
+        limits={str(k): str(v) for k, v in _dict(row.get("limits")).items()},
+        requests={str(k): str(v) for k, v in _dict(row.get("requests")).items()},
+        probes=probes, ready=row.get("ready") if isinstance(row.get("ready"), bool) else None,
+        restarts=_int(row.get("restarts")), waiting=str(state.get("waiting") or ""),
+        waiting_message=str(state.get("message") or ""),
+        terminated=str(state.get("terminated") or ""),
+        running_since=parse_stamp(state.get("running")),
+        last_reason=str(last.get("terminated") or ""),
+        last_exit=_int(exit_code) if exit_code is not None else None,
+        last_started=parse_stamp(last.get("started")),
+        last_finished=parse_stamp(last.get("finished")),
+        last_message=str(last.get("message") or ""), init=init)
+
+
+def _events(rows: Any, obs: Observation, namespace: str) -> list[Event]:
+    events = []
+    for row in _dicts(rows):
+        kind, _, name = str(row.get("object") or "").partition("/")
+        events.append(Event(
+            namespace=str(row.get("namespace") or namespace), type=str(row.get("type") or ""),
+            reason=str(row.get("reason") or ""), kind=kind, name=name,
+            count=_int(row.get("count"), 1), last=parse_stamp(row.get("last_seen")),
+            first=parse_stamp(row.get("first_seen")) or parse_stamp(row.get("last_seen")),
+            message=str(row.get("message") or ""), source=obs))
+    return events
+
+
+_TALLY = re.compile(r"([A-Za-z]+) ×(\d+)")
+
+
+def _normal_events(value: Any, obs: Observation, namespace: str, pod: str) -> list[Event]:
+    """ "Pulled ×10, Killing ×10; last 2m ago": Normal events only tallied by reason."""
+    if not isinstance(value, str):
+        return []
+    return [Event(namespace, "Normal", reason, "Pod", pod, int(count), None, None, "", obs)
+            for reason, count in _TALLY.findall(value)]
+
+
+def read_describe(obs: Observation, facts: Facts) -> None:
+    data = obs.data
+    ns = str(data.get("namespace") or obs.arguments.get("namespace") or "")
+    name = str(data.get("name") or "")
+    pod = facts.pods.get((ns, name)) or Pod(ns, name)
+    facts.pods[(ns, name)] = pod
+    pod.status = str(data.get("status") or pod.status)
+    pod.ready = str(data.get("ready") or pod.ready)
+    pod.restarts = _int(data.get("restarts"), pod.restarts)
+    pod.node = str(data.get("node") or pod.node)
+    pod.owner = _ref(data.get("owner"), ns) or pod.owner
+    pod.failing_conditions = _strs(data.get("failing_conditions"))
+    pod.message = str(data.get("reason") or pod.message)
+    pod.containers = [_container(c, init=False) for c in _dicts(data.get("containers"))]
+    pod.containers += [_container(c, init=True) for c in _dicts(data.get("init_containers"))]
+    pod.events = _events(data.get("events"), obs, ns) + _normal_events(
+        data.get("normal_events"), obs, ns, name)
+    pod.described = obs
+    _add_events(facts, pod.events)
+
+
+def _add_events(facts: Facts, events: Iterable[Event]) -> None:
+    known = {(e.namespace, e.kind, e.name, e.reason) for e in facts.events}
+    for event in events:
+        if (event.namespace, event.kind, event.name, event.reason) not in known:
+            facts.events.append(event)
+
+
+def read_events(obs: Observation, facts: Facts) -> None:
+    ns = obs.data.get("namespace")
+    _add_events(facts, _events(obs.data.get("events"), obs, "" if ns == "all" else str(ns)))
+
+
+def read_nodes(obs: Observation, facts: Facts) -> None:
+    for row in _dicts(obs.data.get("nodes")):
+        name = str(row.get("name") or "")
+        warnings = _events(row.get("warnings"), obs, "")
+        facts.nodes[name] = Node(name=name, ready=str(row.get("ready") or "Unknown"),
+                                 problems=_strs(row.get("problems")),
+                                 taints=_strs(row.get("taints")), warnings=warnings, source=obs)
+        _add_events(facts, warnings)
+
+
+def read_rollout(obs: Observation, facts: Facts) -> None:
+    data = obs.data
+    words = str(data.get("workload") or "").split()
+    if len(words) != 2 or "/" not in words[1]:
+        return
+    ns, _, name = words[1].partition("/")
+    ref = Ref(words[0], ns, name)
+    revisions = []
+    for row in _dicts(data.get("revisions")):
+        ready, desired = _fraction(row.get("pods"))
+        revisions.append(Revision(
+            number=_int(row.get("revision")), replicaset=str(row.get("replicaset") or ""),
+            current=bool(row.get("current")), created=parse_stamp(row.get("created")),
+            images=_strs(row.get("images")), ready=ready, desired=desired,
+            restarts=_int(row.get("restarts")), exit_reasons=_strs(row.get("last_exit_reasons")),
+            unhealthy=_int(row.get("unhealthy_pods")),
+            change_cause=str(row.get("change_cause") or "")))
+    facts.rollouts[ref] = Rollout(ref, revisions, _strs(data.get("changes_from_previous")), obs)
+
+
+def read_services(obs: Observation, facts: Facts) -> None:
+    for row in _dicts(obs.data.get("services")):
+        ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
+        match = _READY_OF.search(str(row.get("pods") or ""))
+        endpoints = _dict(row.get("endpoints"))
+        facts.services[(ns, str(row.get("name")))] = Service(
+            namespace=ns, name=str(row.get("name")), selector=str(row.get("selector") or ""),
+            ready_pods=int(match.group(1)) if match else None,
+            matching_pods=int(match.group(2)) if match else None,
+            endpoints_ready=_int(endpoints.get("ready")) if endpoints else None,
+            problems=_strs(row.get("problems")), source=obs)
+
+
+def read_policies(obs: Observation, facts: Facts) -> None:
+    for row in _dicts(obs.data.get("policies")):
+        ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
+        facts.policies[(ns, str(row.get("name")))] = Policy(
+            namespace=ns, name=str(row.get("name")), applies_to=str(row.get("applies_to") or ""),
+            selected_pods=_int(row.get("selected_pods")), types=_strs(row.get("types")),
+            ingress=_strs(row.get("ingress")), egress=_strs(row.get("egress")),
+            warnings=_strs(row.get("warnings")), source=obs)
+
+
+def read_autoscalers(obs: Observation, facts: Facts) -> None:
+    for row in _dicts(obs.data.get("autoscalers")):
+        ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
+        maximum = row.get("max")
+        facts.autoscalers[(ns, str(row.get("name")))] = Autoscaler(
+            namespace=ns, name=str(row.get("name")), target=_ref(row.get("target"), ns),
+            minimum=_int(row.get("min"), 1), maximum=_int(maximum) if maximum else None,
+            current=_int(row.get("current")), desired=_int(row.get("desired")),
+            at_max=bool(row.get("at_max")), metrics=_strs(row.get("metrics")),
+            problems=_strs(row.get("problems")), source=obs)
+
+
+def read_quotas(obs: Observation, facts: Facts) -> None:
+    data = obs.data
+    for row in _dicts(data.get("quotas")):
+        ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
+        for item in _dicts(row.get("resources")):
+            ratio = item.get("used_ratio")
+            facts.quotas.append(QuotaItem(
+                namespace=ns, quota=str(row.get("name")), resource=str(item.get("resource")),
+                used=str(item.get("used")), hard=str(item.get("hard")),
+                ratio=float(ratio) if isinstance(ratio, int | float) else None, source=obs))
+    _add_events(facts, _events(data.get("refusals"), obs,
+                               str(obs.arguments.get("namespace") or "")))
+
+
+def read_log_patterns(obs: Observation, facts: Facts) -> None:
+    args = obs.arguments
+    for row in _dicts(obs.data.get("patterns")):
+        facts.patterns.append(LogPattern(
+            template=str(row.get("template") or row.get("example") or ""),
+            example=str(row.get("example") or ""), count=_int(row.get("count"), 1),
+            first=parse_stamp(row.get("first_seen")), last=parse_stamp(row.get("last_seen")),
+            services=_counts(row.get("services")), pods=_counts(row.get("pods")),
+            levels=_counts(row.get("levels")), namespace=str(args.get("namespace") or ""),
+            service=str(args.get("service") or ""), source=obs))
+
+
+def read_log_search(obs: Observation, facts: Facts) -> None:
+    data, args = obs.data, obs.arguments
+    shared = _dict(data.get("shown_lines_share"))
+    for line in _strs(data.get("lines")):
+        stamp, _, message = line.partition(" | ")
+        facts.patterns.append(LogPattern(
+            template=message, example=message, count=1, first=parse_stamp(stamp),
+            last=parse_stamp(stamp), namespace=str(args.get("namespace") or ""),
+            service=str(args.get("service") or shared.get("service") or ""),
+            pod=str(args.get("pod") or shared.get("pod") or ""),
+            levels={str(shared.get("level")): 1} if shared.get("level") else {}, source=obs))
+
+
+def read_pod_logs(obs: Observation, facts: Facts) -> None:
+    data, args = obs.data, obs.arguments
+    ns, pod = str(args.get("namespace") or ""), str(data.get("pod") or args.get("pod") or "")
+    previous = data.get("instance") == "previous"
+    lines: list[tuple[str, int, str]] = []
+    for role in ("exception", "first_error"):
+        if data.get(role):
+            lines.append((str(data[role]), 1, role))
+    lines += [(str(p.get("example") or p.get("template") or ""), _int(p.get("count"), 1), "")
+              for p in _dicts(data.get("patterns"))]
+    lines += [(line, 1, "") for line in _strs(data.get("last_lines"))]
+    for text, count, role in lines:
+        facts.patterns.append(LogPattern(template=text, example=text, count=count,
+                                         namespace=ns, pod=pod, previous=previous, role=role,
+                                         source=obs))
+
+
+def read_signals(obs: Observation, facts: Facts) -> None:
+    data = obs.data
+    ns, _, name = str(data.get("workload") or "").partition("/")
+    signals = _dict(data.get("signals"))
+    ref = facts.workload_of_pod(ns, name) or Ref("Deployment", ns, name)
+    ref = next((r for r in facts.workloads if r.namespace == ns and r.name == name), ref)
+    facts.signals[ref] = Signals(ns, name, _strs(data.get("abnormal")),
+                                 {k: v for k, v in signals.items() if isinstance(v, dict)}, obs)
+
+
+def read_object(obs: Observation, facts: Facts) -> None:
+    data, args = obs.data, obs.arguments
+    meta = _dict(data.get("metadata"))
+    ref = Ref(str(data.get("kind") or args.get("kind") or ""),
+              str(meta.get("namespace") or args.get("namespace") or ""),
+              str(meta.get("name") or args.get("name") or ""))
+    facts.objects[ref] = ObjectRead(ref, parse_stamp(meta.get("creationTimestamp")), obs)
+
+
+READERS: dict[str, Callable[[Observation, Facts], None]] = {
+    "k8s_list_workloads": read_workloads,
+    "k8s_list_pods": read_pods,
+    "k8s_describe_pod": read_describe,
+    "k8s_events": read_events,
+    "k8s_list_nodes": read_nodes,
+    "k8s_rollout_history": read_rollout,
+    "k8s_list_services": read_services,
+    "k8s_list_network_policies": read_policies,
+    "k8s_list_autoscalers": read_autoscalers,
+    "k8s_list_quotas": read_quotas,
+    "logs_error_patterns": read_log_patterns,
+    "logs_search": read_log_search,
+    "k8s_pod_logs": read_pod_logs,
+    "metrics_workload_signals": read_signals,
+    "k8s_get_object": read_object,
+}
+
+
+def build_facts(observations: Iterable[Observation], now: datetime,
+                excluded: frozenset[str] = frozenset()) -> Facts:
+    """Facts from every successful observation, oldest first so newer readings win.
+
+    Objects of an excluded namespace are dropped even if they were read before the
+    constraint arrived: the analyzer must not blame them.
+    """
+    facts = Facts(now=now)
+    listed = list(observations)
+    facts.observations = tuple(listed)
+    for obs in listed:
+        reader = READERS.get(obs.tool)
+        if reader is None or not obs.ok or not isinstance(obs.data, dict):
+            continue
+        try:
+            reader(obs, facts)
+        except (AttributeError, TypeError, ValueError, KeyError):
+            continue  # a shape this reader does not know: lose the fact, not the run
+    if excluded:
+        _drop_excluded(facts, excluded)
+    return facts
+
+
+def _drop_excluded(facts: Facts, excluded: frozenset[str]) -> None:
+    facts.workloads = {k: v for k, v in facts.workloads.items() if k.namespace not in excluded}
+    facts.pods = {k: v for k, v in facts.pods.items() if k[0] not in excluded}
+    facts.events = [e for e in facts.events if e.namespace not in excluded]
+    facts.rollouts = {k: v for k, v in facts.rollouts.items() if k.namespace not in excluded}
+    facts.services = {k: v for k, v in facts.services.items() if k[0] not in excluded}
+    facts.policies = {k: v for k, v in facts.policies.items() if k[0] not in excluded}
+    facts.autoscalers = {k: v for k, v in facts.autoscalers.items() if k[0] not in excluded}
+    facts.quotas = [q for q in facts.quotas if q.namespace not in excluded]
+    facts.patterns = [p for p in facts.patterns if p.namespace not in excluded]
+    facts.signals = {k: v for k, v in facts.signals.items() if k.namespace not in excluded}
+    facts.objects = {k: v for k, v in facts.objects.items() if k.namespace not in excluded}
+    facts.namespaces_seen -= excluded
+
+
+def latest(values: Iterable[datetime | None]) -> datetime | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None

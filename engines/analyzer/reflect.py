@@ -1,0 +1,81 @@
+"""Reflection on a failed attempt: what was missed, and what to check next.
+
+A Reflexion engine calls `reflect` with the transcript of an attempt whose diagnosis was
+rejected (or that ended without one). The text starts with the rejection sentence of
+rejections.py, which the analyzer recognises on the retry and never submits that
+diagnosis again; the rest names the rival causes the evidence also supported and the
+sources the attempt never read. Pure: the same transcript gives the same reflection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from engines.analyzer.detectors import _common as t
+from engines.analyzer.detectors import run_detectors
+from engines.analyzer.detectors._targets import callers_by_callee
+from engines.analyzer.narrate import CATEGORY_WORDS, name
+from engines.analyzer.ranking import rank
+from engines.analyzer.readers import build_facts
+from engines.analyzer.rejections import Rejection, parse_rejections, rejection_message
+from engines.analyzer.scope import build_scope
+from engines.analyzer.transcript import read_transcript
+from engines.diagnosis import Diagnosis
+from engines.model import Message, UserMessage
+
+_CLOCK = re.compile(r"the time now is (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")
+SOURCES = {
+    t.EVENTS: "Kubernetes events", t.ROLLOUT: "rollout history", t.SIGNALS: "workload metrics",
+    t.LOG_PATTERNS: "error log patterns", t.POD_LOGS: "container logs (previous instance)",
+    t.NODES: "node conditions", t.SERVICES: "services and endpoints",
+    t.POLICIES: "network policies", t.AUTOSCALERS: "autoscalers", t.QUOTAS: "quotas",
+    t.DESCRIBE: "a pod description",
+}
+
+
+def _incident(messages: Sequence[Message]) -> tuple[str, datetime]:
+    for message in messages:
+        if isinstance(message, UserMessage) and (match := _CLOCK.search(message.content)):
+            report = message.content.split(":\n", 1)[-1].split("\n\nInvestigate")[0]
+            now = datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
+            return report, now
+    return "", datetime.now(UTC)
+
+
+def reflect(transcript: Sequence[Message], diagnosis: Diagnosis | None = None,
+            feedback: str = "") -> str:
+    """A short reflection for the next attempt: rejection, what was missed, what to check."""
+    report, now = _incident(transcript)
+    read = read_transcript(transcript)
+    facts = build_facts(read.observations, now)
+    scope = build_scope(report, facts, now)
+    rejected = list(parse_rejections(read.user_texts))
+    parts: list[str] = []
+    if diagnosis is not None:
+        reason = feedback.strip() or "it did not match the evidence"
+        parts.append(rejection_message(diagnosis, reason).rstrip(".") + ".")
+        culprit = diagnosis.culprit
+        rejected.append(Rejection(diagnosis.category, culprit.kind, culprit.namespace,
+                                  culprit.name))
+    else:
+        parts.append("The previous attempt ended without a diagnosis"
+                     + (f": {feedback.strip()}" if feedback.strip() else "") + ".")
+    ranked = rank(run_detectors(facts, scope), scope, callers_by_callee(facts),
+                  rejected=rejected)
+    rivals = [c for c in ranked[:2] if c.score >= 0.15]
+    if rivals:
+        parts.append("What was missed: the evidence also supports " + "; ".join(
+            f"{CATEGORY_WORDS[c.category]} in {name(c.culprit)} ({c.headline[:100]})"
+            for c in rivals) + ".")
+    unread = [label for tool, label in SOURCES.items() if not read.called_tool(tool)]
+    checks = [f.why for c in rivals for f in c.followups
+              if not read.called(f.tool, dict(f.arguments))]
+    if unread:
+        checks.append("read " + ", ".join(unread[:4]))
+    if not rivals and not checks:
+        checks.append("widen the search beyond the workloads the report names: callers, "
+                      "dependencies, nodes and recent changes")
+    parts.append("Check next: " + "; ".join(dict.fromkeys(checks[:4])) + ".")
+    return " ".join(parts)

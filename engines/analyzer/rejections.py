@@ -1,0 +1,61 @@
+"""How a rejected diagnosis is said, so that a retry does not submit it again.
+
+A Reflexion engine (or a human) that rejects a diagnosis tells the next attempt in one
+sentence of a fixed shape, in a user message or in the lessons:
+
+    The previous diagnosis <category> of <culprit> was rejected: <why>
+
+where <culprit> is `Culprit.__str__` ("Deployment shop/checkout", or "Node ip-10-0-1-2"
+for a cluster-scoped object). The shape is a module constant so the engine that writes the
+sentence and the analyzer that reads it cannot drift apart; `rejection_message` builds it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from engines.diagnosis import Diagnosis
+
+REJECTION_PHRASE = "The previous diagnosis {category} of {culprit} was rejected: {reason}"
+"""The exact sentence a retry recognises; {culprit} is `str(Culprit)`."""
+
+_REJECTION = re.compile(
+    r"The previous diagnosis (?P<category>[a-z_]+) of (?P<kind>[A-Za-z]+) "
+    r"(?:(?P<namespace>[a-z0-9][-a-z0-9.]*)/)?(?P<name>[A-Za-z0-9][-A-Za-z0-9._]*?)"
+    r" was rejected\b"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A (category, culprit) pair that must not be submitted again."""
+
+    category: str
+    kind: str
+    namespace: str
+    name: str
+
+    def matches(self, category: str, kind: str, namespace: str, name: str) -> bool:
+        """Same category and the same object (kind is not compared: a Deployment and its
+        pod name the same culprit for the scoring rule)."""
+        return (self.category == category and self.name == name
+                and (self.namespace == namespace or self.kind == "Node"))
+
+
+def rejection_message(diagnosis: Diagnosis, reason: str) -> str:
+    """The sentence that tells a retry which diagnosis was rejected, and why."""
+    return REJECTION_PHRASE.format(
+        category=diagnosis.category, culprit=str(diagnosis.culprit), reason=reason.strip()
+    )
+
+
+def parse_rejections(texts: Iterable[str]) -> tuple[Rejection, ...]:
+    """Every rejection stated in `texts` (messages, lessons), in order, without repeats."""
+    found: dict[Rejection, None] = {}
+    for text in texts:
+        for match in _REJECTION.finditer(text):
+            found[Rejection(match["category"], match["kind"], match["namespace"] or "",
+                            match["name"])] = None
+    return tuple(found)

@@ -1,0 +1,164 @@
+"""What the report is about: which workloads and namespaces, which symptom, since when.
+
+On-call engineers name things loosely ("checkout in prod", "the ledger api", "POST
+/orders"), so report words are matched against the names the cluster actually has: a
+workload name said in full is the strongest match, all its parts said apart the next, its
+distinctive part alone a weaker one. Generic parts ("api", "service", "worker") never match
+alone. Human constraints narrow the scope ("focus on X") or lower topics ("ignore X").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from engines.analyzer.facts import Facts, Ref
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9-]*[a-z0-9]|[a-z0-9]")
+GENERIC = frozenset({
+    "api", "app", "svc", "service", "services", "server", "web", "worker", "workers", "job",
+    "jobs", "db", "prod", "production", "staging", "stage", "dev", "main", "v1", "v2", "v3",
+    "http", "https", "grpc", "backend", "frontend-api", "the", "and", "for", "pod", "pods",
+    "cron", "daemon", "deploy", "deployment", "system", "kube", "default", "internal", "public",
+})
+NAMESPACE_ONLY = 0.45  # a workload the report does not name, in a namespace it does
+_CLOCK = re.compile(r"\b(?:since|from|at|around|about|after|started)\s+(?:~|about\s+|around\s+)?"
+                    r"(\d{1,2}):(\d{2})\b", re.IGNORECASE)
+_AGO = re.compile(r"\b(\d+)\s*(min|minute|minutes|m|h|hour|hours)\b(?:\s+ago)?", re.IGNORECASE)
+
+SYMPTOMS: dict[str, tuple[str, ...]] = {
+    "restarts": ("restart", "restarting", "crash", "crashing", "crashloop", "keeps dying",
+                 "killed", "oom", "bouncing", "flapping"),
+    "errors": ("500", "502", "503", "504", "5xx", "error", "errors", "failing", "fails",
+               "failed", "failure", "broken", "down", "unavailable", "refused"),
+    "latency": ("slow", "latency", "timeout", "timeouts", "timing out", "p99", "p95", "sluggish",
+                "lag", "laggy", "takes forever", "response time"),
+    "pending": ("pending", "not starting", "won't start", "stuck", "not scheduled",
+                "no pods", "zero pods", "scale", "scaling", "replicas"),
+    "deploy": ("deploy", "deployed", "release", "released", "rollout", "upgrade", "new version"),
+    "tls": ("certificate", "cert", "tls", "ssl", "x509", "handshake", "https"),
+    "dns": ("dns", "resolve", "resolution", "no such host", "nxdomain", "lookup"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The report's targets with match strengths (0..1), its symptoms and its onset."""
+
+    workloads: dict[Ref, float] = field(default_factory=dict)
+    namespaces: dict[str, float] = field(default_factory=dict)
+    symptoms: frozenset[str] = frozenset()
+    onset: datetime | None = None
+    ignored_terms: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()
+
+    def weight(self, namespace: str, name: str = "") -> float:
+        """How strongly the report points at this object (0 when it does not)."""
+        best = 0.0
+        for ref, strength in self.workloads.items():
+            if ref.namespace == namespace and ref.name == name:
+                best = max(best, strength)
+        return max(best, NAMESPACE_ONLY * self.namespaces.get(namespace, 0.0))
+
+    @property
+    def primary(self) -> list[Ref]:
+        """Workloads the report names, strongest first."""
+        return [r for r, _ in sorted(self.workloads.items(), key=lambda kv: (-kv[1], str(kv[0])))]
+
+
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _name_match(name: str, text: str, words: set[str]) -> float:
+    """How strongly `text` names `name` (a workload, service or namespace)."""
+    low = name.lower()
+    if re.search(rf"(?<![a-z0-9-]){re.escape(low)}(?![a-z0-9-])", text):
+        return 1.0
+    parts = [p for p in low.split("-") if p]
+    distinctive = [p for p in parts if p not in GENERIC and len(p) >= 3]
+    if len(parts) > 1 and all(p in words or _stem(p) in words for p in parts):
+        return 0.85
+    if distinctive and all(p in words or _stem(p) in words for p in distinctive):
+        return 0.6 if len(distinctive) == len(parts) else 0.5
+    if any(p in words or _stem(p) in words for p in distinctive):
+        return 0.3
+    return 0.0
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if word.endswith("s") and len(word) > 4 else word + "s"
+
+
+def _onset(text: str, now: datetime) -> datetime | None:
+    """ "since ~02:05" or "since about 13:30" on the clock's day; "20 minutes ago"."""
+    if match := _CLOCK.search(text):
+        hour, minute = int(match.group(1)), int(match.group(2))
+        if hour < 24 and minute < 60:
+            moment = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+            return moment - timedelta(days=1) if moment > now else moment
+    if (match := _AGO.search(text)) and "ago" in match.group(0).lower():
+        amount, unit = int(match.group(1)), match.group(2).lower()
+        return now - (timedelta(hours=amount) if unit.startswith("h") else
+                      timedelta(minutes=amount))
+    return None
+
+
+def ignored_terms(topics: Iterable[str]) -> frozenset[str]:
+    """Distinctive words of "ignore ..." replies ("the redis warnings in cart" → redis, cart)."""
+    noise = GENERIC | {"warning", "warnings", "error", "errors", "alert", "alerts", "logs", "log",
+                       "message", "messages", "noise", "in", "on", "of", "from", "they", "are",
+                       "expected", "those", "these", "that", "this", "it", "is", "all", "any"}
+    return frozenset(w for topic in topics for w in words_of(topic)
+                     if w not in noise and len(w) >= 3)
+
+
+def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str] = (),
+                ignored: Sequence[str] = ()) -> Scope:
+    """Match the report (and any "focus on") against the names seen in the cluster."""
+    text = report.lower()
+    words = set(words_of(text))
+    words |= {p for w in list(words) for p in w.split("-")}
+    targets: dict[Ref, float] = {}
+    names = set(facts.workloads) | {Ref("Service", ns, n) for ns, n in facts.services}
+    for ref in names:
+        strength = _name_match(ref.name, text, words)
+        if strength > 0 and ref.kind == "Service":
+            same = [r for r in facts.workloads if r.namespace == ref.namespace
+                    and r.name == ref.name]
+            ref = same[0] if same else ref
+        if strength > targets.get(ref, 0.0):
+            targets[ref] = strength
+    namespaces = {ns: _name_match(ns, text, words) for ns in facts.namespaces_seen if ns}
+    namespaces = {ns: s for ns, s in namespaces.items() if s >= 0.6}
+    for ref, strength in targets.items():
+        if strength >= 0.5:
+            namespaces[ref.namespace] = max(namespaces.get(ref.namespace, 0.0), strength)
+    if focus:
+        targets, namespaces = _narrow(focus, facts, targets, namespaces)
+    symptoms = frozenset(name for name, cues in SYMPTOMS.items()
+                         if any(re.search(rf"(?<![a-z0-9]){re.escape(c)}", text) for c in cues))
+    top = max(targets.values(), default=0.0)
+    kept = {r: s for r, s in targets.items() if s >= 0.5 or (s >= 0.3 and top < 0.5)}
+    return Scope(kept, namespaces, symptoms, _onset(report, now), ignored_terms(ignored),
+                 frozenset(words))
+
+
+def _narrow(focus: Sequence[str], facts: Facts, targets: dict[Ref, float],
+            namespaces: dict[str, float]) -> tuple[dict[Ref, float], dict[str, float]]:
+    """ "focus on X": X as a namespace keeps that namespace, as a workload keeps it first."""
+    wanted_ns = {f for f in focus if f in facts.namespaces_seen}
+    chosen: dict[Ref, float] = {}
+    for value in focus:
+        for ref in facts.workloads:
+            strength = _name_match(ref.name, value.lower(), set(words_of(value)))
+            if strength >= 0.5:
+                chosen[ref] = 1.0
+    if chosen:
+        return chosen, {r.namespace: 1.0 for r in chosen}
+    if wanted_ns:
+        return ({r: s for r, s in targets.items() if r.namespace in wanted_ns},
+                dict.fromkeys(wanted_ns, 1.0))
+    return targets, namespaces

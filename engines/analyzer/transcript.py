@@ -1,0 +1,95 @@
+"""The conversation so far, read back into what the analyzer needs.
+
+The analyzer keeps no state between turns: everything it knows is in the request (every
+call it made, every observation, every human reply). That makes it deterministic, lets a
+replica resume an investigation from its event log, and lets a Reflexion retry start from
+a transcript. Observations keep both the text an LLM read (the only place evidence quotes
+may come from) and the structured data (what the analyzer reasons on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines._loop import call_key
+from engines.model import AssistantMessage, Message, ToolMessage, UserMessage
+
+ELIDED_PREFIX = "[older observation elided"
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One tool result, with the call that produced it."""
+
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    content: str
+    status: str
+    data: Any
+    index: int
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success" and self.data is not None
+
+    @property
+    def quotable(self) -> bool:
+        """Whether `content` is still the text the tool returned (not elided by compaction)."""
+        return not self.content.startswith(ELIDED_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """What happened so far in one investigation."""
+
+    observations: tuple[Observation, ...] = ()
+    call_keys: frozenset[str] = frozenset()
+    user_texts: tuple[str, ...] = ()
+    turns: int = 0
+    arguments_by_id: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    calls_made: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def by_tool(self, *names: str) -> list[Observation]:
+        """Successful observations of these tools, oldest first."""
+        return [o for o in self.observations if o.tool in names and o.ok]
+
+    def called(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """Whether this exact call was already made (the engine counts a repeat as a loop)."""
+        return call_key(name, dict(arguments)) in self.call_keys
+
+    def called_tool(self, name: str) -> bool:
+        return any(key.split(":", 1)[0] == name for key in self.call_keys)
+
+
+def read_transcript(messages: Sequence[Message]) -> Transcript:
+    """Pair every tool result with its call; collect what humans said."""
+    arguments: dict[str, Mapping[str, Any]] = {}
+    keys: set[str] = set()
+    observations: list[Observation] = []
+    users: list[str] = []
+    made: list[tuple[str, Mapping[str, Any]]] = []
+    turns = 0
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            turns += 1
+            for call in message.tool_calls:
+                arguments[call.id] = dict(call.arguments or {})
+                keys.add(call_key(call.name, call.arguments))
+                made.append((call.name, arguments[call.id]))
+        elif isinstance(message, ToolMessage):
+            observations.append(Observation(
+                call_id=message.call_id, tool=message.name,
+                arguments=arguments.get(message.call_id, {}), content=message.content,
+                status=message.status, data=message.data, index=len(observations),
+            ))
+        elif isinstance(message, UserMessage):
+            users.append(message.content)
+    return Transcript(tuple(observations), frozenset(keys), tuple(users), turns, arguments,
+                      tuple(made))
+
+
+def texts_of(observations: Iterable[Observation]) -> list[str]:
+    return [o.content for o in observations]

@@ -1,0 +1,101 @@
+"""The analyzer on every bundled scenario, through the real engine, tools and sandbox.
+
+Each investigation must be correct by the scoring rule, quote only what an observation of
+the named tool says, stay within the step budget, and obey the scenario's interventions.
+Results are computed once per scenario and shared by the assertions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from bot.wiring import investigate, scenario_setting
+from engines.analyzer import AnalyzerModel
+from engines.constraints import ConstraintInbox
+from engines.diagnosis import is_correct
+from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled
+from engines.react import InvestigationResult
+from tools.scenarios import bundled_ids, load_scenario
+
+MAX_MEAN_STEPS = 8
+
+
+@dataclass
+class Run:
+    result: InvestigationResult
+    events: list[Event] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+_RUNS: dict[str, Run] = {}
+
+
+def run(scenario_id: str) -> Run:
+    """Investigate a bundled scenario once (interventions injected after their step)."""
+    if scenario_id in _RUNS:
+        return _RUNS[scenario_id]
+    scenario = load_scenario(scenario_id)
+    inbox = ConstraintInbox()
+    events: list[Event] = []
+
+    async def sink(event: Event) -> None:
+        events.append(event)
+
+    async def after_step(step: int) -> None:
+        for intervention in scenario.interventions:
+            if intervention.after_step == step:
+                inbox.add(intervention.text, "on-call")
+
+    started = time.perf_counter()
+    result = asyncio.run(investigate(scenario.report, scenario_setting(scenario_id),
+                                     AnalyzerModel(), sink=sink, inbox=inbox,
+                                     after_step=after_step))
+    _RUNS[scenario_id] = Run(result, events, time.perf_counter() - started)
+    return _RUNS[scenario_id]
+
+
+@pytest.mark.parametrize("scenario_id", bundled_ids())
+def test_diagnosis_is_correct(scenario_id: str) -> None:
+    outcome = run(scenario_id).result
+    truth = load_scenario(scenario_id).truth
+    assert outcome.reason == "diagnosed", outcome.detail
+    assert is_correct(outcome.diagnosis, truth), (outcome.diagnosis, truth)
+    assert outcome.steps <= MAX_MEAN_STEPS
+
+
+@pytest.mark.parametrize("scenario_id", bundled_ids())
+def test_every_quote_is_in_an_observation_of_its_tool(scenario_id: str) -> None:
+    observed = run(scenario_id)
+    diagnosis = observed.result.diagnosis
+    assert diagnosis is not None and diagnosis.evidence
+    texts: dict[str, list[str]] = {}
+    for event in observed.events:
+        if isinstance(event, ObservationReceived):
+            texts.setdefault(event.tool, []).append(event.text)
+    for evidence in diagnosis.evidence:
+        assert any(evidence.quote in text for text in texts.get(evidence.tool, [])), evidence
+    assert 0.0 < diagnosis.confidence <= 0.95
+
+
+@pytest.mark.parametrize("scenario_id", bundled_ids())
+def test_interventions_are_obeyed(scenario_id: str) -> None:
+    observed = run(scenario_id)
+    excluded: set[str] = set()
+    for event in observed.events:
+        if isinstance(event, ConstraintApplied) and event.summary.startswith(
+                "staying out of namespace"):
+            excluded.add(event.summary.rsplit(" ", 1)[-1])
+        if isinstance(event, ToolCalled):
+            assert event.arguments.get("namespace") not in excluded, event
+    diagnosis = observed.result.diagnosis
+    assert diagnosis is not None and diagnosis.culprit.namespace not in excluded
+
+
+def test_suite_is_fast_and_short() -> None:
+    runs = [run(i) for i in bundled_ids()]
+    assert sum(r.result.steps for r in runs) / len(runs) <= MAX_MEAN_STEPS
+    assert all(r.seconds < 10 for r in runs)

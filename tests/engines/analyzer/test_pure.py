@@ -1,0 +1,132 @@
+"""Quotes, rejections, scoping and ranking: the pure pieces the analyzer is built from."""
+
+from __future__ import annotations
+
+from engines.analyzer.candidates import Candidate, Clue, confidence, merge
+from engines.analyzer.facts import Ref
+from engines.analyzer.quotes import cut_quote
+from engines.analyzer.ranking import rank
+from engines.analyzer.rejections import REJECTION_PHRASE, parse_rejections, rejection_message
+from engines.analyzer.scope import build_scope
+from engines.diagnosis import Culprit, Diagnosis
+from tests.engines.analyzer.helpers import NOW, facts_of, workload, workloads
+
+WRAPPED = """events:
+- {type: Warning, reason: Unhealthy, object: Pod/api-1, count: 15, message: 'Readiness probe
+    failed: connection refused'}
+  last_state: {terminated: OOMKilled, exit_code: 137, finished: '2026-11-30T09:54:40Z'}"""
+
+
+def test_quotes_are_verbatim_single_line_substrings() -> None:
+    for needle in ("OOMKilled", "Readiness probe failed", "Unhealthy", "exit_code: 137"):
+        quote = cut_quote(WRAPPED, needle)
+        assert quote is not None and quote in WRAPPED and "\n" not in quote
+    assert cut_quote(WRAPPED, "OOMKilled", max_chars=40) is not None
+    assert len(cut_quote(WRAPPED, "OOMKilled", max_chars=40) or "") <= 45
+
+
+def test_quotes_start_at_a_field_not_mid_word() -> None:
+    quote = cut_quote("  reason: 'Evicted: The node was low on resource: memory.'", "Evicted")
+    assert quote is not None and quote.startswith("reason:")
+
+
+def test_no_quote_for_words_the_text_does_not_have() -> None:
+    assert cut_quote(WRAPPED, "x509") is None
+    assert cut_quote(WRAPPED, "  ") is None
+
+
+def test_rejection_sentence_round_trips() -> None:
+    diagnosis = Diagnosis(category="oom_killed", culprit=Culprit(
+        kind="Deployment", namespace="shop", name="checkout"), summary="s", confidence=0.5)
+    text = rejection_message(diagnosis, "the memory was fine")
+    assert text == REJECTION_PHRASE.format(category="oom_killed",
+                                           culprit="Deployment shop/checkout",
+                                           reason="the memory was fine")
+    (found,) = parse_rejections(["noise", text, text])
+    assert found.matches("oom_killed", "Deployment", "shop", "checkout")
+    assert not found.matches("crash_loop", "Deployment", "shop", "checkout")
+
+
+def test_rejection_of_a_node_has_no_namespace() -> None:
+    (found,) = parse_rejections(["The previous diagnosis node_failure of Node ip-10-0-1-2.ec2"
+                                 ".internal was rejected: it was Ready"])
+    assert found.name == "ip-10-0-1-2.ec2.internal" and found.namespace == ""
+    assert found.matches("node_failure", "Node", "", "ip-10-0-1-2.ec2.internal")
+
+
+def test_scope_matches_full_names_parts_and_not_generic_words() -> None:
+    facts = facts_of(workloads(workload("ledger-api", "ledger"), workload("api-gateway", "edge"),
+                               workload("storefront-web", "web")))
+    scope = build_scope("the ledger api returns 503 and the storefront is slow", facts, NOW)
+    assert scope.workloads[Ref("Deployment", "ledger", "ledger-api")] >= 0.8
+    assert scope.workloads[Ref("Deployment", "web", "storefront-web")] >= 0.5
+    assert Ref("Deployment", "edge", "api-gateway") not in scope.workloads
+    assert "latency" in scope.symptoms and "errors" in scope.symptoms
+
+
+def test_scope_reads_the_onset_and_obeys_focus_and_ignore() -> None:
+    facts = facts_of(workloads(workload("checkout"), workload("cart"),
+                               workload("payments-api", "payments")))
+    scope = build_scope("checkout fails since ~09:05", facts, NOW, focus=("payments",),
+                        ignored=("the redis warnings in cart",))
+    assert scope.onset is not None and (scope.onset.hour, scope.onset.minute) == (9, 5)
+    assert list(scope.workloads) == [Ref("Deployment", "payments", "payments-api")]
+    assert scope.ignored_terms == {"redis", "cart"}
+
+
+def _candidate(category: str, name: str, weight: float, namespace: str = "shop") -> Candidate:
+    return Candidate(category, Ref("Deployment", namespace, name),
+                     [Clue(weight, f"{category} clue", ("x",))])
+
+
+def test_relevance_lets_the_named_workload_beat_a_louder_neighbour() -> None:
+    facts = facts_of(workloads(workload("checkout"), workload("batch", "jobs")))
+    scope = build_scope("checkout keeps failing", facts, NOW)
+    best, other = rank([_candidate("crash_loop", "batch", 0.9, "jobs"),
+                        _candidate("oom_killed", "checkout", 0.6)], scope, {})
+    assert best.culprit.name == "checkout" and other.relevance < 0.5
+
+
+def test_callers_make_an_unnamed_callee_relevant() -> None:
+    facts = facts_of(workloads(workload("frontend"), workload("checkout")))
+    scope = build_scope("frontend returns 502", facts, NOW)
+    callers = {Ref("Deployment", "shop", "checkout"): {Ref("Deployment", "shop", "frontend")}}
+    (only,) = rank([_candidate("oom_killed", "checkout", 0.8)], scope, callers)
+    assert only.relevance > 0.85
+
+
+def test_precedence_exclusions_and_rejections() -> None:
+    facts = facts_of(workloads(workload("api"), workload("api", "kube-system")))
+    scope = build_scope("api is broken", facts, NOW)
+    found = rank([_candidate("bad_rollout", "api", 0.7), _candidate("image_pull", "api", 0.6),
+                  _candidate("crash_loop", "api", 0.9, "kube-system")], scope, {},
+                 excluded=frozenset({"kube-system"}))
+    assert [c.category for c in found] == ["image_pull", "bad_rollout"]
+    assert found[1].demoted_because
+    (rejected,) = parse_rejections([REJECTION_PHRASE.format(
+        category="image_pull", culprit="Deployment shop/api", reason="no")])
+    again = rank([_candidate("bad_rollout", "api", 0.7), _candidate("image_pull", "api", 0.6)],
+                 scope, {}, rejected=[rejected])
+    assert [c.category for c in again] == ["bad_rollout"]
+
+
+def test_ignored_topics_drop_clues_and_demote_culprits() -> None:
+    facts = facts_of(workloads(workload("cart")))
+    scope = build_scope("cart is slow", facts, NOW, ignored=("the redis warnings",))
+    noisy = Candidate("resource_exhaustion", Ref("Deployment", "shop", "cart"),
+                      [Clue(0.6, "cart logs 'redis: pool timeout'", ("redis",)),
+                       Clue(0.2, "5xx ratio rose", ("5xx",))])
+    (found,) = rank([noisy], scope, {})
+    assert [c.note for c in found.clues] == ["5xx ratio rose"]
+
+
+def test_clues_merge_and_confidence_reflects_rivals() -> None:
+    a = _candidate("oom_killed", "api", 0.6)
+    b = _candidate("oom_killed", "api", 0.7)
+    (merged,) = merge([a, b])
+    assert len(merged.clues) == 1 and merged.strength == 0.7
+    strong = Candidate("oom_killed", Ref("Deployment", "shop", "api"),
+                       [Clue(0.8, "a", ("a",)), Clue(0.5, "b", ("b",))])
+    rival = Candidate("crash_loop", Ref("Deployment", "shop", "api"), [Clue(0.89, "c", ("c",))])
+    assert confidence(strong, None) > confidence(strong, rival)
+    assert 0.05 <= confidence(rival, strong) <= 0.95

@@ -1,0 +1,116 @@
+"""The metric tools compute signals from raw series, each saying if it is abnormal and why."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from engines.errors import ConstraintViolationError, ToolError
+from tests.tools._tooling import call, context
+from tools import _signals
+from tools.context import ToolContext
+from tools.sources.base import Sample, Series, Sources
+from tools.sources.sandbox import SandboxMetrics
+
+
+@pytest.fixture(scope="module")
+def signals() -> dict[str, Any]:
+    """Computed once for the module: the sandbox is read-only and the clock fixed."""
+    return asyncio.run(call(context(), "metrics_workload_signals", namespace="shop",
+                            workload="checkout"))
+
+
+async def test_memory_against_the_limit(signals: dict[str, Any]) -> None:
+    memory = signals["signals"]["memory"]
+    assert memory["abnormal"] is True
+    container = memory["containers"][0]
+    assert container["limit"] == "256Mi" and container["peak"] == "252Mi"
+    assert container["peak_ratio"] == pytest.approx(0.98, abs=0.01)
+    assert container["drops_near_limit"] >= 4
+    assert "OOM" in memory["why"]
+
+
+async def test_restarts_requests_and_latency(signals: dict[str, Any]) -> None:
+    assert set(signals["abnormal"]) == {"memory", "restarts", "requests", "latency"}
+    assert signals["signals"]["restarts"]["restarts"] == 4
+    requests = signals["signals"]["requests"]
+    change = requests["change"]
+    assert change["error_ratio_before"] == pytest.approx(0.005, abs=0.002)
+    assert change["error_ratio_after"] == pytest.approx(0.194, abs=0.01)
+    assert abs(datetime.fromisoformat(change["at"]) - datetime(2026, 11, 30, 9, 10, tzinfo=UTC)
+               ) <= timedelta(minutes=2)
+    latency = signals["signals"]["latency"]["change"]
+    assert latency["before"]["p99"] < 1.0 < 2.0 < latency["after"]["p99"]
+    cpu = signals["signals"]["cpu"]
+    assert cpu["abnormal"] is False and cpu["throttled_ratio"] == pytest.approx(0.02)
+
+
+async def test_pods_of_a_sibling_workload_are_left_out(signals: dict[str, Any]) -> None:
+    seen = signals["pods_seen"]
+    assert "checkout-worker-5b8d4c7f9-m4n6p" not in seen
+    assert "checkout-6f7d8b9c5-h7j9k" in seen  # past pods of the workload count
+
+
+async def test_signals_without_a_cluster_match_pods_by_name() -> None:
+    ctx = context()
+    bare = ToolContext(now=ctx.now, sources=Sources(metrics=ctx.sources.metrics))
+    data = await call(bare, "metrics_workload_signals", namespace="shop", workload="checkout")
+    assert data["signals"]["memory"]["abnormal"] is True
+
+
+async def test_signals_say_what_is_missing() -> None:
+    data = await call(context(), "metrics_workload_signals", namespace="shop",
+                      workload="redis")
+    assert any(item.startswith("memory") for item in data["no_data"])
+    with pytest.raises(ConstraintViolationError):
+        await call(context(exclude=("shop",)), "metrics_workload_signals", namespace="shop",
+                   workload="checkout")
+
+
+async def test_query_a_gauge_a_counter_and_a_histogram() -> None:
+    ctx = context()
+    gauge = await call(ctx, "metrics_query", metric="container_memory_working_set_bytes",
+                       labels={"pod": "~checkout-7c9d5f8b4-.*"}, since="1h")
+    assert gauge["series"] == 2 and gauge["values"] == "raw values"
+    assert gauge["common_labels"]["namespace"] == "shop"
+    counter = await call(ctx, "metrics_query", metric="http_requests_total",
+                         labels={"code": "502"}, since="2h")
+    assert counter["values"] == "per-second rate"
+    assert any("change" in row for row in counter["by_series"])
+    histogram = await call(ctx, "metrics_query", metric="http_request_duration_seconds_bucket",
+                           since="2h")
+    assert histogram["histogram"]["abnormal"] is True
+
+
+async def test_query_unknown_metric_suggests_names() -> None:
+    with pytest.raises(ToolError, match="similar metric names: http_requests_total"):
+        await call(context(), "metrics_query", metric="http_request_total")
+
+
+def _series(pod: str, values: list[float], metric: str = "m", **labels: str) -> Series:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    return Series(metric, {"pod": pod, "container": "app", **labels},
+                  [Sample(start + timedelta(minutes=i), v) for i, v in enumerate(values)])
+
+
+def test_cpu_throttling_is_abnormal_above_a_quarter() -> None:
+    periods = _series("p", [i * 100.0 for i in range(20)])
+    throttled = _series("p", [i * 40.0 for i in range(20)])
+    result = _signals.cpu([throttled], [periods], [], {}, 60)
+    assert result["abnormal"] is True and result["throttled_ratio"] == pytest.approx(0.4)
+
+
+def test_requests_without_status_codes_and_latency_without_buckets() -> None:
+    flat = _series("p", [i * 60.0 for i in range(30)])
+    result = _signals.requests([flat], "requests_total", 60)
+    assert result["share_by_class"] == {"all": 1.0} and result["abnormal"] is False
+    assert _signals.latency([], "x_bucket")["why"] == "no observations in the window"
+
+
+async def test_sandbox_metric_names_are_an_optional_extra() -> None:
+    ctx = context()
+    assert isinstance(ctx.sources.metrics, SandboxMetrics)
+    assert "http_requests_total" in ctx.sources.metrics.metric_names()

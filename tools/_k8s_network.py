@@ -1,0 +1,254 @@
+"""Kubernetes tools about traffic: Services and their endpoints, NetworkPolicies, Ingresses.
+
+Each says what is wrong in so many words ("selector matches no pod", "denies all ingress",
+"backend service missing") because a list of selectors and ports is easy to read past.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools._k8s_common import (
+    list_kinds,
+    meta,
+    name_of,
+    namespace_of,
+    selector_matches,
+    selector_text,
+)
+from tools._toolkit import check_namespace, cut, finish
+from tools.context import ToolContext
+from tools.registry import tool
+from tools.sources.base import KubeObject
+
+
+def _where(arguments: dict[str, Any]) -> str:
+    return arguments.get("namespace") or "all namespaces"
+
+
+def _in(namespace: str, objects: list[KubeObject]) -> list[KubeObject]:
+    return [o for o in objects if namespace_of(o) == namespace]
+
+
+def _ready(pod: KubeObject) -> bool:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return bool(statuses) and all(s.get("ready") for s in statuses)
+
+
+@tool(describe=lambda a: f"Checking services in {_where(a)}")
+async def k8s_list_services(
+    ctx: ToolContext, namespace: str | None = None, name: str | None = None
+) -> dict[str, Any]:
+    """List Services with their selector, ports, how many pods the selector matches (and how
+    many are ready), endpoint counts, and problems: a selector that matches no pod, no ready
+    endpoint, a targetPort that the pods do not expose.
+
+    Args:
+        namespace: Namespace to list; omit for all namespaces.
+        name: Only the Service with this name.
+    """
+    check_namespace(ctx, namespace)
+    services, endpoints, pods = await list_kinds(ctx, namespace, "Service", "Endpoints", "Pod")
+    rows = []
+    for service in services:
+        if name and name_of(service) != name:
+            continue
+        ns = namespace_of(service)
+        endpoint = next((e for e in _in(ns, endpoints) if name_of(e) == name_of(service)), None)
+        row = _service_row(service, endpoint, _in(ns, pods), with_namespace=namespace is None)
+        rows.append(("problems" not in row, name_of(service), row))
+    rows.sort(key=lambda item: item[:2])
+    result = {"total": len(rows), "with_problems": sum(1 for ok, *_ in rows if not ok),
+              "services": cut([row for *_, row in rows], 40)}
+    return finish(result, [*services, *endpoints])
+
+
+def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[KubeObject],
+                 *, with_namespace: bool) -> dict[str, Any]:
+    spec = service.get("spec") or {}
+    row: dict[str, Any] = {"name": name_of(service)}
+    if with_namespace:
+        row["namespace"] = namespace_of(service)
+    row["type"] = spec.get("type", "ClusterIP")
+    row["ports"] = [f"{p.get('port')}→{p.get('targetPort', p.get('port'))}/"
+                    f"{p.get('protocol', 'TCP')}" for p in spec.get("ports") or []]
+    problems = []
+    if spec.get("type") == "ExternalName":
+        row["external_name"] = spec.get("externalName")
+        return row
+    selector = spec.get("selector")
+    if selector:
+        row["selector"] = selector_text(selector)
+        matched = [p for p in pods if selector_matches(selector, meta(p).get("labels") or {})]
+        ready = [p for p in matched if _ready(p)]
+        row["pods"] = f"{len(ready)} ready of {len(matched)} matching"
+        if not matched:
+            problems.append(f"selector {row['selector']} matches no pod in the namespace")
+        elif not ready:
+            problems.append(f"none of the {len(matched)} matching pods is ready")
+        problems += _port_problems(spec.get("ports") or [], matched)
+    addresses = not_ready = 0
+    for subset in (endpoint or {}).get("subsets") or []:
+        addresses += len(subset.get("addresses") or [])
+        not_ready += len(subset.get("notReadyAddresses") or [])
+    row["endpoints"] = {"ready": addresses, "not_ready": not_ready}
+    if not addresses and not selector:
+        problems.append("no selector and no ready endpoint")
+    elif not addresses and not problems:
+        problems.append("no ready endpoint: traffic to this Service fails")
+    if spec.get("type") == "LoadBalancer" and not (
+        (service.get("status") or {}).get("loadBalancer") or {}
+    ).get("ingress"):
+        problems.append("LoadBalancer has no external address yet")
+    if problems:
+        row["problems"] = list(dict.fromkeys(problems))
+    return row
+
+
+def _port_problems(ports: list[dict[str, Any]], pods: list[KubeObject]) -> list[str]:
+    """targetPorts that no matched pod's containers declare (only when pods declare ports)."""
+    numbers: set[int] = set()
+    names: set[str] = set()
+    for pod in pods:
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            for port in container.get("ports") or []:
+                numbers.add(int(port.get("containerPort", 0)))
+                if port.get("name"):
+                    names.add(str(port["name"]))
+    if not numbers:
+        return []
+    problems = []
+    for port in ports:
+        target = port.get("targetPort", port.get("port"))
+        if target is None:
+            continue
+        if isinstance(target, int) or str(target).isdigit():
+            if int(target) not in numbers:
+                problems.append(f"targetPort {target} is not a port the pods expose "
+                                f"({', '.join(map(str, sorted(numbers)))})")
+        elif target not in names:
+            problems.append(f"named targetPort {target!r} is not a port name of the pods "
+                            f"({', '.join(sorted(names)) or 'none named'})")
+    return problems
+
+
+@tool(describe=lambda a: f"Checking network policies in {_where(a)}")
+async def k8s_list_network_policies(
+    ctx: ToolContext, namespace: str | None = None
+) -> dict[str, Any]:
+    """List NetworkPolicies: which pods each selects, what ingress/egress it allows, and
+    warnings such as "denies all ingress" or "egress allowed but not DNS (port 53)".
+
+    Args:
+        namespace: Namespace to list; omit for all namespaces.
+    """
+    check_namespace(ctx, namespace)
+    policies, pods = await list_kinds(ctx, namespace, "NetworkPolicy", "Pod")
+    rows = []
+    for policy in policies:
+        spec = policy.get("spec") or {}
+        selector = spec.get("podSelector") or {}
+        selected = [p for p in _in(namespace_of(policy), pods)
+                    if selector_matches(selector, meta(p).get("labels") or {})]
+        types = spec.get("policyTypes") or (["Ingress", "Egress"] if spec.get("egress")
+                                            else ["Ingress"])
+        row: dict[str, Any] = {"name": name_of(policy)}
+        if namespace is None:
+            row["namespace"] = namespace_of(policy)
+        row |= {"applies_to": selector_text(selector), "selected_pods": len(selected),
+                "types": types}
+        warnings = []
+        for direction, key, peer, side in (("Ingress", "ingress", "from", "to"),
+                                           ("Egress", "egress", "to", "from")):
+            if direction not in types:
+                continue
+            rules = spec.get(key) or []
+            if not rules:
+                warnings.append(f"denies all {key} {side} the selected pods")
+                row[key] = "deny all"
+                continue
+            row[key] = cut([_rule_text(rule, peer) for rule in rules], 6)
+            if key == "egress" and not any(_allows_dns(rule) for rule in rules):
+                warnings.append("egress is restricted and no rule allows DNS (port 53)")
+        if warnings:
+            row["warnings"] = warnings
+        rows.append(row)
+    result = {"total": len(rows), "policies": cut(rows, 30)}
+    if not rows:
+        result["note"] = "no NetworkPolicy: all traffic is allowed"
+    return finish(result, policies)
+
+
+def _rule_text(rule: dict[str, Any], peer: str) -> str:
+    peers = []
+    for item in rule.get(peer) or []:
+        if "ipBlock" in item:
+            block = item["ipBlock"]
+            text = f"ip {block.get('cidr')}"
+            if block.get("except"):
+                text += f" except {','.join(block['except'])}"
+            peers.append(text)
+            continue
+        parts = []
+        if "namespaceSelector" in item:
+            parts.append(f"namespaces {selector_text(item['namespaceSelector'])}".replace(
+                "all pods", "all"))
+        if "podSelector" in item:
+            parts.append(f"pods {selector_text(item['podSelector'])}")
+        peers.append(" and ".join(parts))
+    ports = [f"{p.get('protocol', 'TCP')}/{p.get('port', 'any')}" for p in rule.get("ports") or []]
+    where = ", ".join(peers) if peers else "anywhere"
+    return f"{peer} {where} on {', '.join(ports) if ports else 'all ports'}"
+
+
+def _allows_dns(rule: dict[str, Any]) -> bool:
+    ports = rule.get("ports") or []
+    return not ports or any(str(p.get("port")) in ("53", "dns", "dns-tcp") for p in ports)
+
+
+@tool(describe=lambda a: f"Checking ingresses in {_where(a)}")
+async def k8s_list_ingresses(ctx: ToolContext, namespace: str | None = None) -> dict[str, Any]:
+    """List Ingresses: hosts and paths with their backend Service (missing backends flagged),
+    TLS hosts with the name of their certificate Secret, and the load balancer address.
+    Certificates themselves live in Secrets and are never read.
+
+    Args:
+        namespace: Namespace to list; omit for all namespaces.
+    """
+    check_namespace(ctx, namespace)
+    ingresses, services = await list_kinds(ctx, namespace, "Ingress", "Service")
+    rows = []
+    for ingress in ingresses:
+        spec, ns = ingress.get("spec") or {}, namespace_of(ingress)
+        known = {name_of(s) for s in _in(ns, services)}
+        row: dict[str, Any] = {"name": name_of(ingress)}
+        if namespace is None:
+            row["namespace"] = ns
+        if cls := spec.get("ingressClassName") or (meta(ingress).get("annotations") or {}).get(
+                "kubernetes.io/ingress.class"):
+            row["class"] = cls
+        routes, missing = [], []
+        for rule in spec.get("rules") or []:
+            for path in (rule.get("http") or {}).get("paths") or []:
+                backend = (path.get("backend") or {}).get("service") or {}
+                port = backend.get("port") or {}
+                target = backend.get("name", "?")
+                routes.append(f"{rule.get('host', '*')}{path.get('path', '/')} → {target}:"
+                              f"{port.get('number') or port.get('name') or '?'}")
+                if target not in known:
+                    missing.append(target)
+        row["routes"] = cut(routes, 12)
+        if tls := spec.get("tls"):
+            row["tls"] = [{"hosts": t.get("hosts") or [], "secretName": t.get("secretName")}
+                          for t in tls]
+        address = ((ingress.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        row["address"] = [a.get("ip") or a.get("hostname") for a in address] or "none yet"
+        if missing:
+            row["problems"] = [f"backend service {m} does not exist in {ns}"
+                               for m in dict.fromkeys(missing)]
+        rows.append(row)
+    result: dict[str, Any] = {"total": len(rows), "ingresses": cut(rows, 30)}
+    if any("tls" in r for r in rows):
+        result["note"] = ("certificate validity cannot be checked here (Secrets are never read): "
+                          "look for x509 or TLS errors in logs")
+    return finish(result, ingresses)

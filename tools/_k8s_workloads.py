@@ -1,0 +1,381 @@
+"""Kubernetes tools about what runs: pods, workloads and one pod in depth."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any, Literal
+
+from engines.errors import ToolError
+from tools._k8s_common import (
+    Owners,
+    container_brief,
+    container_statuses,
+    find_pod,
+    last_termination,
+    list_kinds,
+    meta,
+    name_of,
+    namespace_of,
+    parse_selector,
+    pod_health,
+    pod_row,
+    pod_status,
+    termination_text,
+    when,
+)
+from tools._k8s_events import _UID, routine_events, summarize_events
+from tools._toolkit import ago, check_namespace, cut, finish, shorten
+from tools.context import ToolContext
+from tools.redact import redact_env
+from tools.registry import tool
+from tools.sources.base import KubeObject
+
+WorkloadKind = Literal["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]
+_REVISION = "deployment.kubernetes.io/revision"
+
+
+def _where(arguments: dict[str, Any]) -> str:
+    return arguments.get("namespace") or "all namespaces"
+
+
+@tool(describe=lambda a: f"Listing pods in {_where(a)}")
+async def k8s_list_pods(
+    ctx: ToolContext,
+    namespace: str | None = None,
+    selector: str | None = None,
+    node: str | None = None,
+    problems_only: bool = False,
+    limit: int = 20,
+) -> dict[str, Any]:
+    """List pods like `kubectl get pods -o wide`: status, ready/total, restarts, last exit
+    (OOMKilled, Error...), node, age and owning workload. Unhealthy pods first; healthy
+    ones after them in short.
+
+    Args:
+        namespace: Namespace to list; omit for all namespaces.
+        selector: Label selector as key=value pairs joined by commas, e.g. app=checkout.
+        node: Only pods scheduled on this node.
+        problems_only: Only pods that are not healthy (pending, waiting, not ready, failed,
+            or restarted within the last hour).
+        limit: Most pods to return (1-100).
+    """
+    check_namespace(ctx, namespace)
+    fields = {"spec.nodeName": node} if node else None
+    pods, replicasets, jobs = await asyncio.gather(
+        ctx.cluster.list_objects("Pod", namespace, label_selector=parse_selector(selector),
+                                 field_selector=fields),
+        ctx.cluster.list_objects("ReplicaSet", namespace),
+        ctx.cluster.list_objects("Job", namespace),
+    )
+    pods = [p for p in pods if ctx.allows_namespace(namespace_of(p))]
+    owners = Owners(replicasets, jobs)
+    rows = []
+    for pod in pods:
+        healthy, why = pod_health(pod, ctx.now)
+        if problems_only and healthy:
+            continue
+        row = pod_row(pod, ctx.now, with_namespace=namespace is None)
+        kind, owner = owners.workload(pod)
+        if kind != "Pod":
+            row["owner"] = f"{kind}/{owner}"
+        if why and why != row["status"]:
+            row["problem"] = why
+        rows.append((healthy, -row["restarts"], row["name"], row))
+    rows.sort(key=lambda item: item[:3])
+    statuses = Counter(row["status"] for *_, row in rows)
+    shown = [row if not healthy else _short(row) for healthy, _, _, row in rows]
+
+    result = {
+        "namespace": namespace or "all",
+        "total": len(rows),
+        "unhealthy": sum(1 for healthy, *_ in rows if not healthy),
+        "by_status": dict(statuses.most_common()),
+        "pods": cut(shown, max(1, min(limit, 100))),
+    }
+    return finish(result, pods)
+
+
+def _short(row: dict[str, Any]) -> dict[str, Any]:
+    """A healthy pod with only what tells it apart: no node, no exit of days ago."""
+    return {k: v for k, v in row.items()
+            if k not in ("node", "last_exit") and not (k == "restarts" and v == 0)}
+
+
+def _desired_ready(obj: KubeObject) -> tuple[int, int, dict[str, Any]]:
+    """(desired, ready, extra counts) in the terms of each workload kind."""
+    spec, status, kind = obj.get("spec") or {}, obj.get("status") or {}, obj.get("kind")
+    if kind == "DaemonSet":
+        return (int(status.get("desiredNumberScheduled", 0)), int(status.get("numberReady", 0)),
+                {"up_to_date": status.get("updatedNumberScheduled", 0),
+                 "misscheduled": status.get("numberMisscheduled", 0)})
+    if kind == "Job":
+        return (int(spec.get("completions") or 1), int(status.get("succeeded", 0)),
+                {"active": status.get("active", 0), "failed": status.get("failed", 0)})
+    if kind == "CronJob":
+        return (0, 0, {"schedule": spec.get("schedule"), "suspended": bool(spec.get("suspend")),
+                       "active_jobs": len(status.get("active") or []),
+                       "last_schedule": status.get("lastScheduleTime"),
+                       "last_success": status.get("lastSuccessfulTime")})
+    desired = int(spec.get("replicas", 1))
+    extra = {"up_to_date": status.get("updatedReplicas", 0)}
+    if kind == "Deployment":
+        extra["available"] = status.get("availableReplicas", 0)
+    return desired, int(status.get("readyReplicas", 0)), extra
+
+
+def _bad_conditions(obj: KubeObject) -> list[str]:
+    """Conditions that signal trouble, as "Type=Status Reason: message"."""
+    bad = []
+    for item in (obj.get("status") or {}).get("conditions") or []:
+        type_, status = item.get("type"), item.get("status")
+        healthy_false = type_ in ("Available", "Progressing", "Ready", "Complete")
+        if (status == "False" and healthy_false) or (
+            status == "True" and type_ in ("ReplicaFailure", "Failed", "Stalled")
+        ):
+            text = f"{type_}={status} {item.get('reason', '')}".strip()
+            if item.get("message"):
+                text += ": " + shorten(str(item["message"]), 200)
+            bad.append(text)
+    return bad
+
+
+def _template_containers(obj: KubeObject) -> list[dict[str, Any]]:
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "CronJob":
+        spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
+    return list(((spec.get("template") or {}).get("spec") or {}).get("containers") or [])
+
+
+@tool(describe=lambda a: f"Listing workloads in {_where(a)}")
+async def k8s_list_workloads(
+    ctx: ToolContext,
+    namespace: str | None = None,
+    kind: WorkloadKind | None = None,
+    name: str | None = None,
+    problems_only: bool = False,
+    limit: int = 30,
+) -> dict[str, Any]:
+    """List Deployments, StatefulSets, DaemonSets, Jobs and CronJobs with ready/desired,
+    images, failing conditions and a roll-up of their pods (statuses, restarts, last exit
+    reasons). With `name`, also each container's resources, probes and command.
+
+    Args:
+        namespace: Namespace to list; omit for all namespaces.
+        kind: Only this kind of workload.
+        name: Only the workload with this name (shows details).
+        problems_only: Only workloads that are not healthy.
+        limit: Most workloads to return (1-100).
+    """
+    check_namespace(ctx, namespace)
+    kinds = [kind] if kind else ["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]
+    listed = await list_kinds(ctx, namespace, "Pod", "ReplicaSet", *kinds)
+    pods, replicasets, workloads = listed[0], listed[1], [o for ws in listed[2:] for o in ws]
+    owners = Owners(replicasets, [w for w in workloads if w.get("kind") == "Job"])
+    pods_of: dict[tuple[str, str, str], list[KubeObject]] = {}
+    for pod in pods:
+        owner = owners.workload(pod)
+        pods_of.setdefault((namespace_of(pod), *owner), []).append(pod)
+    rows = []
+    for obj in workloads:
+        if name and name_of(obj) != name:
+            continue
+        row, healthy = _workload_row(ctx, obj, pods_of, replicasets, detail=bool(name),
+                                     with_namespace=namespace is None)
+        if problems_only and healthy:
+            continue
+        rows.append((healthy, str(row["kind"]), str(row["name"]), row))
+    if name and not rows:
+        raise ToolError(f"no workload named {name!r} in {namespace or 'any namespace'}")
+    rows.sort(key=lambda item: item[:3])
+    result = {"namespace": namespace or "all", "total": len(rows),
+              "unhealthy": sum(1 for healthy, *_ in rows if not healthy),
+              "workloads": cut([row for *_, row in rows], max(1, min(limit, 100)))}
+    return finish(result, [*workloads, *pods])
+
+
+def _workload_row(
+    ctx: ToolContext,
+    obj: KubeObject,
+    pods_of: dict[tuple[str, str, str], list[KubeObject]],
+    replicasets: list[KubeObject],
+    *,
+    detail: bool,
+    with_namespace: bool,
+) -> tuple[dict[str, Any], bool]:
+    kind, name, namespace = str(obj.get("kind")), name_of(obj), namespace_of(obj)
+    desired, ready, extra = _desired_ready(obj)
+    row: dict[str, Any] = {"kind": kind, "name": name}
+    if with_namespace:
+        row["namespace"] = namespace
+    if kind == "Job":
+        row["completed"] = f"{ready}/{desired}"
+    elif kind != "CronJob":
+        row["ready"] = f"{ready}/{desired}"
+    row |= {k: v for k, v in extra.items() if v not in (None, "")}
+    containers = _template_containers(obj)
+    row["images"] = [c.get("image") for c in containers]
+    if revision := (meta(obj).get("annotations") or {}).get(_REVISION):
+        row["revision"] = revision
+    row["age"] = ago(meta(obj).get("creationTimestamp"), ctx.now)
+    problems = _bad_conditions(obj)
+    if kind == "Deployment":
+        for rs in replicasets:
+            owner: dict[str, Any] = next(iter(meta(rs).get("ownerReferences") or []), {})
+            if owner.get("name") == name and namespace_of(rs) == namespace:
+                problems += [f"ReplicaSet {name_of(rs)}: {p}" for p in _bad_conditions(rs)]
+    pods = pods_of.get((namespace, kind, name), [])
+    rollup = _pods_rollup(ctx, pods) if pods else {}
+    if rollup.get("unhealthy"):
+        problems.append(f"{rollup['unhealthy']} of {len(pods)} pods unhealthy")
+    if kind in ("Deployment", "StatefulSet", "DaemonSet") and ready < desired:
+        problems.append(f"only {ready} of {desired} replicas ready")
+    if kind == "Job" and extra.get("failed"):
+        problems.append(f"{extra['failed']} failed pods")
+    if problems:
+        row["problems"] = problems
+    if rollup and (problems or detail or rollup.get("restarts")):
+        row["pods"] = rollup
+    if detail:
+        row["containers"] = [container_brief(c) for c in containers]
+        strategy = (obj.get("spec") or {}).get("strategy") or (obj.get("spec") or {}).get(
+            "updateStrategy")
+        if strategy and strategy.get("type"):
+            row["strategy"] = strategy["type"]
+        if selector := (obj.get("spec") or {}).get("selector"):
+            row["selector"] = selector.get("matchLabels") or selector
+    return row, not problems
+
+
+def _pods_rollup(ctx: ToolContext, pods: list[KubeObject]) -> dict[str, Any]:
+    """What a workload's pods have in common: statuses, restarts, last exit reasons."""
+    statuses = Counter(pod_status(p) for p in pods)
+    exits: Counter[str] = Counter()
+    restarts = 0
+    unhealthy = 0
+    for pod in pods:
+        healthy, _ = pod_health(pod, ctx.now)
+        unhealthy += not healthy
+        for status in container_statuses(pod, init=True):
+            restarts += int(status.get("restartCount", 0))
+            if (term := last_termination(status)) and term.get("reason"):
+                exits[str(term["reason"])] += 1
+    rollup: dict[str, Any] = {"total": len(pods), "statuses": dict(statuses.most_common(5))}
+    if unhealthy:
+        rollup["unhealthy"] = unhealthy
+    if restarts:
+        rollup["restarts"] = restarts
+    if exits:
+        rollup["last_exit_reasons"] = dict(exits.most_common(3))
+    return rollup
+
+
+@tool(describe="Describing pod {namespace}/{pod}")
+async def k8s_describe_pod(ctx: ToolContext, namespace: str, pod: str) -> dict[str, Any]:
+    """Describe one pod like `kubectl describe pod`: each container's state and last state
+    (reason, exit code, finishedAt), restarts, requests/limits, probes, env (secrets masked),
+    node, owner, failing conditions and the pod's recent events. A workload name picks its
+    least healthy pod.
+
+    Args:
+        namespace: The pod's namespace.
+        pod: Pod name, or a workload name to pick that workload's least healthy pod.
+    """
+    check_namespace(ctx, namespace)
+    obj, note = await find_pod(ctx, namespace, pod)
+    name = name_of(obj)
+    events, replicasets, jobs = await asyncio.gather(
+        ctx.cluster.list_objects("Event", namespace, field_selector={
+            "involvedObject.kind": "Pod", "involvedObject.name": name}),
+        ctx.cluster.list_objects("ReplicaSet", namespace),
+        ctx.cluster.list_objects("Job", namespace),
+    )
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    result: dict[str, Any] = {}
+    if note:
+        result["note"] = note
+    result |= {k: v for k, v in pod_row(obj, ctx.now).items() if k not in ("last_exit",)}
+    result["namespace"] = namespace
+    if chain := Owners(replicasets, jobs).chain(obj):
+        result["owner"] = " → ".join(f"{k}/{n}" for k, n in reversed(chain))
+    if status.get("qosClass"):
+        result["qos"] = status["qosClass"]
+    if reason := status.get("reason"):
+        result["reason"] = f"{reason}: {shorten(str(status.get('message', '')), 200)}"
+    failing = [c for c in status.get("conditions") or [] if c.get("status") == "False"
+               and c.get("type") != "ContainersReady"]  # says what Ready says
+    if failing:
+        result["failing_conditions"] = [
+            f"{c.get('type')} {c.get('reason', '')}: {shorten(str(c.get('message', '')), 200)}"
+            .replace(" : ", ": ").rstrip(": ") for c in failing]
+    states = {s.get("name"): s for s in container_statuses(obj)}
+    init_states = {s.get("name"): s for s in status.get("initContainerStatuses") or []}
+    result["containers"] = [_container(ctx, c, states.get(c.get("name"), {}))
+                            for c in spec.get("containers") or []]
+    if spec.get("initContainers"):
+        result["init_containers"] = [_container(ctx, c, init_states.get(c.get("name"), {}))
+                                     for c in spec["initContainers"]]
+    if volumes := [_volume(v) for v in spec.get("volumes") or []]:
+        result["volumes"] = cut([v for v in volumes if v], 10)
+    for key, label in (("nodeSelector", "node_selector"), ("affinity", "affinity")):
+        if spec.get(key):
+            result[label] = spec[key] if key == "nodeSelector" else shorten(str(spec[key]), 300)
+    if spec.get("tolerations"):
+        result["tolerations"] = cut([f"{t.get('key', '*')}:{t.get('effect', 'any')}"
+                                     for t in spec["tolerations"]], 8)
+    warnings = [e for e in events if e.get("type") == "Warning"]
+    result["events"] = summarize_events(warnings, ctx.now, 6) or "no warning in the last hour"
+    if routine := routine_events(events, ctx.now):
+        result["normal_events"] = routine
+    return finish(result, [obj, *events])
+
+
+def _container(ctx: ToolContext, spec: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    data = container_brief(spec)
+    if state:
+        data["ready"] = bool(state.get("ready"))
+        data["restarts"] = int(state.get("restartCount", 0))
+        data["state"] = _state(ctx, state.get("state") or {})
+        if terminated := (state.get("lastState") or {}).get("terminated"):
+            data["last_state"] = {
+                "terminated": terminated.get("reason") or "Terminated",
+                "exit_code": terminated.get("exitCode"),
+                "started": when(terminated.get("startedAt"), ctx.now),
+                "finished": when(terminated.get("finishedAt"), ctx.now),
+            }
+            if terminated.get("message"):
+                data["last_state"]["message"] = shorten(str(terminated["message"]), 200)
+        if state.get("image") and state.get("image") != spec.get("image"):
+            data["running_image"] = state["image"]
+    if spec.get("env"):
+        data["env"] = cut(redact_env(spec["env"]), 10)
+    if spec.get("envFrom"):
+        data["env_from"] = [f"{'secret' if 'secretRef' in e else 'configmap'} "
+                            f"{(e.get('secretRef') or e.get('configMapRef') or {}).get('name')}"
+                            for e in spec["envFrom"]]
+    return data
+
+
+def _state(ctx: ToolContext, state: dict[str, Any]) -> dict[str, Any]:
+    if waiting := state.get("waiting"):
+        shown = {"waiting": waiting.get("reason") or "Waiting"}
+        if waiting.get("message"):
+            shown["message"] = shorten(_UID.sub("", str(waiting["message"])), 200)
+        return shown
+    if terminated := state.get("terminated"):
+        return {"terminated": termination_text(terminated, ctx.now)}
+    if running := state.get("running"):
+        return {"running": when(running.get("startedAt"), ctx.now)}
+    return {}
+
+
+def _volume(volume: dict[str, Any]) -> str | None:
+    name = volume.get("name")
+    for key, label in (("persistentVolumeClaim", "pvc"), ("configMap", "configmap"),
+                       ("secret", "secret"), ("emptyDir", "emptyDir"), ("hostPath", "hostPath")):
+        if key in volume:
+            source = volume[key] or {}
+            ref = source.get("claimName") or source.get("name") or source.get("secretName") or \
+                source.get("path") or ""
+            return f"{name}: {label} {ref}".strip()
+    return None
