@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -68,11 +69,15 @@ class SlackSettings:
         return self.app_token is not None
 
 
-def build_client(settings: SlackSettings) -> AsyncWebClient:
-    """The one Web API client of the bot."""
+def build_client(
+    settings: SlackSettings, session: aiohttp.ClientSession | None = None
+) -> AsyncWebClient:
+    """The one Web API client of the bot. Give it a session: without one slack_sdk opens a
+    new connection (and TLS handshake) for every call."""
     arguments: dict[str, Any] = {
         "token": settings.bot_token,
         "timeout": 15,
+        "session": session,
         "retry_handlers": [
             AsyncRateLimitErrorRetryHandler(max_retry_count=2),
             AsyncConnectionErrorRetryHandler(max_retry_count=2),

@@ -55,6 +55,7 @@ class ChartPlan:
     rate: bool = False
     unit: str = ""
     pod_pattern: str | None = None
+    limit: float | None = None  # drawn as a dashed line: "how close to the limit" at a glance
 
     @property
     def filename(self) -> str:
@@ -80,6 +81,23 @@ def _window(data: Mapping[str, Any]) -> tuple[datetime, datetime, int] | None:
     return start, end, step
 
 
+_BYTES = re.compile(r"^(?P<n>[\d.]+)\s*(?P<unit>[KMGT]i?)?B?$")
+_POWERS = {"K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def _memory_limit(data: Mapping[str, Any]) -> float | None:
+    """The limit the memory signal reported ("256Mi"), in bytes."""
+    try:
+        containers = data["signals"]["memory"]["containers"]
+        match = _BYTES.match(str(containers[0]["limit"]))
+    except (KeyError, IndexError, TypeError):
+        return None
+    if match is None:
+        return None
+    return float(match.group("n")) * _POWERS.get(match.group("unit") or "", 1)
+
+
 def plan_for(call: ToolCalled, observation: ObservationReceived) -> list[ChartPlan]:
     """The charts an observation deserves: none unless something looked abnormal."""
     data = observation.data
@@ -101,7 +119,7 @@ def plan_for(call: ToolCalled, observation: ObservationReceived) -> list[ChartPl
             plans.append(ChartPlan(
                 f"{signal} of {namespace}/{workload}", metric,
                 {"namespace": namespace, "pod": "~" + pods, **extra}, start, end, step, rate,
-                unit, pods,
+                unit, pods, _memory_limit(data) if signal == "memory" else None,
             ))
         return plans[:1]  # the most telling signal; one image per observation is plenty
     if call.tool == "metrics_query":
@@ -133,8 +151,8 @@ def _lines(plan: ChartPlan, found: Sequence[Series]) -> list[Line]:
         else:
             points = [(s.timestamp, s.value) for s in samples]
         if len(points) >= 2:
-            label = ",".join(v for k, v in sorted(series.labels.items())
-                             if k in ("pod", "container", "code", "status", "node"))
+            label = " ".join(series.labels[k] for k in ("pod", "code", "status", "node")
+                             if series.labels.get(k))
             lines.append(Line(label or series.metric, tuple(points)))
     lines.sort(key=lambda line: -max(v for _, v in line.points))
     return lines[:MAX_LINES]
@@ -145,27 +163,32 @@ def draw(plan: ChartPlan, lines: Sequence[Line]) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
 
+    scale = 2**20 if plan.unit == "bytes" else 1.0  # bytes are drawn in MiB: round ticks
     figure = Figure(figsize=(8, 3.2), dpi=100)
     FigureCanvasAgg(figure)
     figure.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.12)  # tight_layout is slow
     axes = figure.subplots()
     for line in lines:
         times = date2num([t for t, _ in line.points])
-        axes.plot(times, [v for _, v in line.points], label=line.label[:60], linewidth=1.5)
+        axes.plot(times, [v / scale for _, v in line.points], label=line.label[:60],
+                  linewidth=1.5)
     axes.xaxis_date()
+    if plan.limit:
+        limit = plan.limit / scale
+        axes.axhline(limit, color="#d62728", linestyle="--", linewidth=1, label="limit")
+        top = max(limit, *(v / scale for line in lines for _, v in line.points))
+        axes.set_ylim(bottom=0, top=top * 1.08)
     locator = AutoDateLocator()
     axes.xaxis.set_major_locator(locator)
     axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-    if plan.unit == "bytes":
-        axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 2**20:.0f}Mi"))
-    elif plan.unit:
-        axes.set_ylabel(plan.unit)
+    unit = "MiB" if plan.unit == "bytes" else plan.unit
+    if unit:
+        axes.set_ylabel(unit)
     axes.set_title(plan.title, fontsize=11, loc="left")
     axes.grid(True, alpha=0.3)
-    if len(lines) > 1:
-        axes.legend(fontsize=7, loc="upper left", frameon=False)
+    if len(lines) > 1 or plan.limit:
+        axes.legend(fontsize=7, loc="lower left", framealpha=0.85)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()

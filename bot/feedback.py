@@ -9,10 +9,10 @@ replies written in the thread after the end ("wrong, it was the database").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from engines.diagnosis import Diagnosis
 from engines.events import Event
@@ -78,6 +78,29 @@ class Store(Protocol):
     async def feedback(self, investigation_id: str) -> Sequence[Feedback]: ...
 
 
+class LessonLike(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+@runtime_checkable
+class LessonStore(Protocol):
+    """A store that also keeps lessons across incidents (the SQL store does; the memory
+    store does not, and the bot then simply runs without lessons)."""
+
+    async def add_lesson(
+        self,
+        text: str,
+        *,
+        services: Iterable[str] = (),
+        namespaces: Iterable[str] = (),
+        symptoms: Iterable[str] = (),
+        source_investigation: str | None = None,
+    ) -> object: ...
+
+    async def search_lessons(self, query_text: str, limit: int = 5) -> Sequence[LessonLike]: ...
+
+
 class MemoryStore:
     """The store of a single process, lost on restart: fine for trying the bot out."""
 
@@ -124,3 +147,7 @@ class MemoryStore:
 
     async def feedback(self, investigation_id: str) -> Sequence[Feedback]:
         return tuple(self._feedback.get(investigation_id, ()))
+
+    def records(self) -> list[InvestigationRecord]:
+        """Every investigation, oldest first (for tests and debugging; not in `Store`)."""
+        return sorted(self._records.values(), key=lambda r: r.started_at)

@@ -12,17 +12,20 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+import re
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from bot import render
-from bot.feedback import InvestigationRecord, Outcome, Store
+from bot.feedback import InvestigationRecord, LessonStore, Outcome, Store
 from bot.outbox import Outbox, Thread
 from bot.reporter import ThreadReporter, final_state
 from engines.constraints import Constraint, ConstraintInbox
+from engines.diagnosis import Diagnosis
 from engines.errors import TriageError
-from engines.events import Event
+from engines.events import Event, InvestigationStarted, LessonsRetrieved
 from engines.incident import new_investigation_id
 from engines.react import InvestigationResult
 from tools.registry import Tool
@@ -31,6 +34,23 @@ from tools.sources.base import MetricSource
 log = logging.getLogger(__name__)
 
 APPROVAL_TIMEOUT_SECONDS = 15 * 60.0
+LESSONS_PER_INVESTIGATION = 3
+
+_WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
+_TAG = re.compile(r"\[[^\]]*\]")
+_COMMON_WORDS = (
+    "the and for with from that this there their they them are was were been being has have "
+    "had not but our its it's into onto out over under again still keeps keep get gets got "
+    "some any all every when what which who why how can cannot could should would will just "
+    "also very more most less please now today since after before about then than"
+)
+_NOT_SYMPTOMS = frozenset(_COMMON_WORDS.split())
+
+
+def symptom_words(text: str, limit: int = 8) -> list[str]:
+    """The words of an incident that describe it, as tags for a lesson."""
+    words = _WORD.findall(_TAG.sub(" ", text.lower()))
+    return list(dict.fromkeys(w for w in words if w not in _NOT_SYMPTOMS))[:limit]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +62,10 @@ class RunRequest:
     sink: Callable[[Event], Awaitable[None]]
     inbox: ConstraintInbox
     approver: Callable[[Tool, dict[str, Any], str], Awaitable[bool]]
+    lessons: Sequence[str] = ()
+    resume: Sequence[Event] = ()
+    notes: Sequence[str] = ()
+    now: datetime | None = None  # the incident's clock when resuming
 
 
 Runner = Callable[[RunRequest], Awaitable[InvestigationResult]]
@@ -88,6 +112,12 @@ class Investigation:
     reporter: ThreadReporter
     task: asyncio.Task[None] | None = None
     approvals: dict[str, _Approval] = field(default_factory=dict)
+    resume: Sequence[Event] = ()
+    lessons: Sequence[str] = ()
+    notes: Sequence[str] = ()
+    now: datetime | None = None
+    correcting: bool = False  # a new attempt after a human said the answer was wrong
+    known: bool = False  # the store already has it (a resumed run, a new attempt)
 
 
 class Investigations:
@@ -144,17 +174,70 @@ class Investigations:
         """Open the thread and run the investigation in the background.
 
         `thread_ts` is the triggering message; None for a slash command, whose thread then
-        starts with the bot's own status message. The caller checks `active` first.
+        starts with the bot's own status message. The caller checks `active` first: a
+        thread holds one investigation at a time.
         """
-        investigation_id = new_investigation_id()
+        if self.active(channel, thread_ts) is not None:
+            raise ValueError(f"thread {channel}/{thread_ts} already has an investigation")
+        investigation = self._new(new_investigation_id(), channel, thread_ts, text, user)
+        return self._launch(investigation, on_dead)
+
+    def retry(
+        self, record: InvestigationRecord, correction: str, user: str, note: str
+    ) -> Investigation:
+        """A human said the answer of an ended investigation is wrong: investigate it again
+        in the same thread, under the same id, with the correction as a constraint and
+        `note` (how the rejected diagnosis is told to the engine) opening every attempt."""
+        if self.active(record.channel, record.thread_ts) is not None:
+            raise ValueError(f"thread {record.channel}/{record.thread_ts} is busy")
+        investigation = self._new(
+            record.id, record.channel, record.thread_ts, record.text, record.requested_by
+        )
+        investigation.known = investigation.correcting = True
+        investigation.notes = (note,)
+        investigation.reporter.post(render.retry_message(correction, user))
+        if correction:
+            investigation.inbox.add(correction, user)
+        return self._launch(investigation, None)
+
+    def resume(
+        self, *, investigation_id: str, channel: str, thread_ts: str, text: str, user: str,
+        events: Sequence[Event],
+    ) -> Investigation:
+        """Carry on with an investigation a crash or a restart interrupted, from its log."""
+        investigation = self._new(investigation_id, channel, thread_ts, text, user)
+        investigation.known = True
+        investigation.resume = tuple(events)
+        investigation.lessons = next(
+            (e.lessons for e in events if isinstance(e, LessonsRetrieved)), ()
+        )
+        started = next((e for e in events if isinstance(e, InvestigationStarted)), None)
+        reporter = investigation.reporter
+        if started is not None:
+            investigation.now = started.incident_now
+            reporter.model, reporter.max_steps = started.model, started.max_steps
+        reporter.step = max((getattr(e, "step", 0) for e in events), default=0)
+        launched = self._launch(investigation, None)
+        reporter.post(render.resumed_message())
+        return launched
+
+    def _new(
+        self, investigation_id: str, channel: str, thread_ts: str | None, text: str, user: str
+    ) -> Investigation:
         thread = Thread(channel, thread_ts)
         reporter = ThreadReporter(
             self.outbox, thread, investigation_id=investigation_id, incident=text,
             model=self.model_name, requested_by=user, metrics=self.metrics,
         )
-        investigation = Investigation(
-            investigation_id, text, user, thread, ConstraintInbox(), reporter
+        return Investigation(investigation_id, text, user, thread, ConstraintInbox(), reporter)
+
+    def _launch(
+        self, investigation: Investigation, on_dead: Callable[[str], None] | None
+    ) -> Investigation:
+        investigation_id, channel, thread = (
+            investigation.id, investigation.thread.channel, investigation.thread
         )
+        reporter, user = investigation.reporter, investigation.requested_by
 
         def dead(error: str) -> None:
             log.warning("investigation %s cannot post in %s (%s): stopping it",
@@ -171,15 +254,21 @@ class Investigations:
         investigation.task = self.background.spawn(
             self._run(investigation), name=f"investigation-{investigation_id}"
         )
-        log.info("investigation %s started in %s by %s", investigation_id, channel, user)
+        log.info("investigation %s started in %s for %s", investigation_id, channel, user)
         return investigation
 
     def steer(self, investigation: Investigation, text: str, user: str) -> Constraint:
-        """A human's reply becomes a constraint, confirmed in the thread at once."""
+        """A human's reply becomes a constraint, confirmed in the thread at once. While a
+        new attempt after a Wrong runs, what they say is also the correction: a lesson."""
         constraint = investigation.inbox.add(text, user)
         investigation.reporter.noted(constraint.summary, user, stop=constraint.kind == "stop")
         if constraint.kind == "stop":
             self._deny_pending(investigation, user)
+        elif investigation.correcting:
+            self.background.spawn(
+                self.learn_correction(investigation.id, investigation.text, text, None),
+                name="lesson",
+            )
         return constraint
 
     def stop(self, investigation: Investigation, user: str) -> None:
@@ -200,6 +289,7 @@ class Investigations:
         """Ask every run to stop and summarise, give them `grace` seconds, then cancel."""
         for investigation in list(self._active.values()):
             if not investigation.inbox.stop_requested:
+                investigation.reporter.stop_reason = "Triage is shutting down"
                 investigation.inbox.put(Constraint("stop", "the bot is shutting down"))
                 self._deny_pending(investigation, "")
         tasks = [i.task for i in self._active.values() if i.task is not None]
@@ -217,16 +307,31 @@ class Investigations:
 
     async def _run(self, investigation: Investigation) -> None:
         thread, reporter = investigation.thread, investigation.reporter
-        await self.store.create(
-            InvestigationRecord(
-                investigation.id, thread.channel, thread.thread_ts or "", investigation.text,
-                investigation.requested_by, self.model_name,
+        if not investigation.known:
+            await self.store.create(
+                InvestigationRecord(
+                    investigation.id, thread.channel, thread.thread_ts or "",
+                    investigation.text, investigation.requested_by, self.model_name,
+                )
             )
+        thread_known = bool(thread.thread_ts)
+        lessons = (
+            investigation.lessons if investigation.resume
+            else await self._lessons_for(investigation.text)
         )
 
         async def sink(event: Event) -> None:
+            nonlocal thread_known
             reporter.handle(event)
             await self.store.append_event(investigation.id, event)
+            if not thread_known and thread.thread_ts:
+                # A slash command's thread is known once its status is out: keep it now,
+                # so that a restart can resume the run in its thread.
+                thread_known = True
+                await self.store.set_thread(investigation.id, thread.thread_ts)
+            # A fast engine never waits on anything; yield here so that Slack's requests
+            # (acks are due within 3 s) are served between its events.
+            await asyncio.sleep(0)
 
         async def approver(tool: Tool, arguments: dict[str, Any], description: str) -> bool:
             return await self._approve(investigation, tool, description)
@@ -236,7 +341,8 @@ class Investigations:
         try:
             result = await self.runner(
                 RunRequest(investigation.id, investigation.text, sink, investigation.inbox,
-                           approver)
+                           approver, lessons=lessons, resume=investigation.resume,
+                           notes=investigation.notes, now=investigation.now)
             )
             outcome = final_state(result.reason, result.diagnosis)
             if not reporter.ended:  # the engine always ends with InvestigationStopped
@@ -270,6 +376,59 @@ class Investigations:
             await self.store.set_thread(investigation.id, thread.thread_ts)
         diagnosis = result.diagnosis if result is not None else None
         await self.store.finish(investigation.id, outcome, diagnosis)
+        if result is not None:
+            for reflection in result.reflections:
+                await self._add_lesson(
+                    reflection, investigation.id, investigation.text, diagnosis
+                )
+
+    # --- lessons --------------------------------------------------------------------------
+
+    async def _lessons_for(self, text: str) -> tuple[str, ...]:
+        """The lessons of past incidents most relevant to this one (none without a store
+        that keeps lessons, or when the search fails: lessons help, they never block)."""
+        if not isinstance(self.store, LessonStore):
+            return ()
+        try:
+            found = await self.store.search_lessons(
+                _TAG.sub(" ", text), limit=LESSONS_PER_INVESTIGATION
+            )
+        except Exception:
+            log.exception("could not search lessons")
+            return ()
+        return tuple(lesson.text for lesson in found)
+
+    async def learn_correction(
+        self, investigation_id: str, incident: str, correction: str,
+        diagnosis: Diagnosis | None,
+    ) -> None:
+        """A human's correction is a lesson for similar incidents."""
+        if not correction.strip():
+            return
+        if diagnosis is None:
+            record = await self.store.get(investigation_id)
+            diagnosis = record.diagnosis if record is not None else None
+        said = f"A human corrected the diagnosis of {incident.strip()!r}: {correction.strip()}"
+        if diagnosis is not None:
+            said += f" (the rejected answer was {diagnosis.category} of {diagnosis.culprit})"
+        await self._add_lesson(said, investigation_id, incident, diagnosis)
+
+    async def _add_lesson(
+        self, text: str, investigation_id: str, incident: str, diagnosis: Diagnosis | None
+    ) -> None:
+        if not isinstance(self.store, LessonStore):
+            return
+        culprit = diagnosis.culprit if diagnosis is not None else None
+        try:
+            await self.store.add_lesson(
+                text,
+                services=[culprit.name] if culprit else [],
+                namespaces=[culprit.namespace] if culprit and culprit.namespace else [],
+                symptoms=symptom_words(incident),
+                source_investigation=investigation_id,
+            )
+        except Exception:
+            log.exception("could not keep a lesson of %s", investigation_id)
 
     async def _approve(self, investigation: Investigation, tool: Tool, description: str) -> bool:
         """Ask the thread to approve a tool that changes something; deny on timeout or stop."""

@@ -198,6 +198,8 @@ class ChannelQueue:
                 if attempt == NETWORK_ATTEMPTS:
                     log.error("giving up on a message to %s after %d attempts: %s",
                               self.channel, attempt, exc)
+                    if isinstance(item, Status) and item.thread.status_ts is None:
+                        self._dead(item.thread, "unreachable")  # no thread to post into
                     return
                 await asyncio.sleep(0.5 * 2 ** (attempt - 1))
 
@@ -209,13 +211,19 @@ class ChannelQueue:
         log.warning("Slack refused a %s in %s: %s", type(item).__name__, self.channel, error)
         first_message = isinstance(item, Status) and item.thread.status_ts is None
         if error in FATAL_ERRORS or first_message:
-            item.thread.dead = True
-            if item.thread.on_dead is not None:
-                item.thread.on_dead(error)
+            self._dead(item.thread, error)
         elif error in CONTENT_ERRORS and isinstance(item, Post | Steps):
             text = item.message.text if isinstance(item, Post) else step_message(item.views).text
             self.items.appendleft(Post(item.thread, Message(text), getattr(item, "on_posted",
                                                                             None)))
+
+    @staticmethod
+    def _dead(thread: Thread, error: str) -> None:
+        """Nothing more can be posted in the thread: its investigation must end."""
+        if not thread.dead:
+            thread.dead = True
+            if thread.on_dead is not None:
+                thread.on_dead(error)
 
     async def _send(self, item: Item) -> None:
         thread = item.thread

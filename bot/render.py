@@ -1,33 +1,47 @@
 """Pure functions from what an investigation did to Slack messages (Block Kit).
 
 Nothing here talks to Slack or reads a clock, so every message can be tested as data. Every
-piece of text that came from a tool, a model or a human goes through `_clean` (credentials
-masked, mrkdwn control characters escaped) and every message respects Slack's limits: 50
-blocks, 3000 characters a section, 150 a header, and about 12 KB for the whole payload.
+piece of text that came from a tool, a model or a human goes through `clean` or `human`
+(cut, credentials masked, mrkdwn control characters escaped), and every message respects
+Slack's limits (bot._blocks): 50 blocks, 3000 characters a section, about 12 KB in all.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from bot._blocks import (
+    MAX_BLOCKS,
+    MAX_HEADER,
+    MAX_MESSAGE_BYTES,
+    MAX_SECTION,
+    Block,
+    Message,
+    bounded,
+    button,
+    clean,
+    clip,
+    code,
+    context,
+    elapsed,
+    escape,
+    fits,
+    human,
+    preview,
+    section,
+)
 from engines.diagnosis import Diagnosis
 from engines.events import ObservationReceived, ToolCalled
 from tools.redact import redact
 
-Block = dict[str, Any]
-State = Literal["running", "waiting for approval", "done", "stopped", "failed"]
+__all__ = [
+    "MAX_BLOCKS", "MAX_HEADER", "MAX_MESSAGE_BYTES", "MAX_SECTION", "Block", "Message",
+    "bounded", "clip", "elapsed", "escape", "fits", "preview",
+]
 
-MAX_BLOCKS = 50
-MAX_SECTION = 3000
-MAX_HEADER = 150
-MAX_MESSAGE_BYTES = 12_000
-MAX_FALLBACK = 2_000
-PREVIEW_LINES = 6
-PREVIEW_CHARS = 600
+State = Literal["running", "waiting for approval", "done", "stopped", "failed"]
 
 # action_ids the listeners route on; the value is the investigation (or approval) id.
 STOP_ACTION = "triage_stop"
@@ -44,111 +58,6 @@ _STATE_ICON: dict[State, str] = {
     "stopped": ":octagonal_sign:",
     "failed": ":x:",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """What one chat.postMessage or chat.update sends: notification text and blocks."""
-
-    text: str
-    blocks: list[Block] = field(default_factory=list)
-
-    @property
-    def size(self) -> int:
-        return len(json.dumps({"text": self.text, "blocks": self.blocks}).encode())
-
-
-def fits(message: Message) -> bool:
-    """Whether Slack will take the message as it is."""
-    return len(message.blocks) <= MAX_BLOCKS and message.size <= MAX_MESSAGE_BYTES
-
-
-def escape(text: str) -> str:
-    """Slack mrkdwn treats &, < and > as control characters."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-MAX_LINE = 300
-MAX_TEXT = 3500
-
-
-def bounded(text: str, chars: int = MAX_TEXT, line: int = MAX_LINE) -> str:
-    """Cut before masking: the masking rules cost time that grows steeply with the length of
-    an unbroken run of characters, and nothing longer than this is ever shown anyway."""
-    lines = text[: chars + line].splitlines()
-    kept = [part if len(part) <= line else part[: line - 1] + "…" for part in lines]
-    return "\n".join(kept)[:chars]
-
-
-def _masked(text: str) -> str:
-    return redact(bounded(text))
-
-
-def _clean(text: str) -> str:
-    """Untrusted text (tools, models), safe to show: cut, credentials masked, escaped."""
-    return escape(_masked(text))
-
-
-_BROADCAST = re.compile(r"<!(channel|here|everyone|subteam\^[^>]*)(\|[^>]*)?>")
-
-
-def _human(text: str) -> str:
-    """A human's own Slack text: credentials masked and broadcasts (@channel) defused, but
-    their links and mentions kept as they wrote them."""
-    return _BROADCAST.sub(lambda m: f"&lt;!{escape(m.group(1))}&gt;", _masked(text))
-
-
-def clip(text: str, limit: int) -> str:
-    """Cut to `limit` characters, saying so."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"
-
-
-def _code(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """A preformatted block; triple backticks inside would end it early."""
-    body = clip(text.replace("```", "ʼʼʼ"), limit)
-    return f"```{body}```" if body.strip() else ""
-
-
-def _section(text: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, MAX_SECTION)}}
-
-
-def _context(text: str) -> Block:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, MAX_SECTION)}]}
-
-
-def _button(text: str, action_id: str, value: str, style: str | None = None) -> Block:
-    button: Block = {
-        "type": "button",
-        "text": {"type": "plain_text", "text": text, "emoji": True},
-        "action_id": action_id,
-        "value": value,
-    }
-    if style:
-        button["style"] = style
-    return button
-
-
-def preview(text: str, lines: int = PREVIEW_LINES, chars: int = PREVIEW_CHARS) -> str:
-    """The first lines of an observation, saying how many were left out."""
-    kept = text.strip().splitlines()
-    shown = bounded("\n".join(kept[:lines]), chars * 2)
-    if len(kept) > lines:
-        shown += f"\n… {len(kept) - lines} more lines"
-    return clip(shown, chars)
-
-
-def elapsed(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m {seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 # --- status -------------------------------------------------------------------------------
@@ -171,23 +80,23 @@ class StatusView:
 
 def status_message(view: StatusView) -> Message:
     icon = _STATE_ICON[view.state]
-    incident = clip(_human(view.incident.strip()), 1500)
+    incident = clip(human(view.incident.strip()), 1500)
     who = f" · asked by <@{view.requested_by}>" if view.requested_by else ""
     steps = f"step {view.step} of {view.max_steps}" if view.max_steps else f"step {view.step}"
     facts = (
         f"{icon} *{view.state}* · {steps} · {elapsed(view.elapsed_seconds)} elapsed · "
         f"model `{escape(view.model)}`{who}"
     )
-    blocks = [_section(f":mag: *Investigating:* {incident}"), _context(facts)]
+    blocks = [section(f":mag: *Investigating:* {incident}"), context(facts)]
     if view.detail:
-        blocks.append(_context(clip(_clean(view.detail), 500)))
+        blocks.append(context(clip(clean(view.detail), 500)))
     if view.state in ("running", "waiting for approval"):
         blocks.append(
             {
                 "type": "actions",
                 "block_id": "triage_status",
                 "elements": [
-                    _button("Stop", STOP_ACTION, view.investigation_id, "danger"),
+                    button("Stop", STOP_ACTION, view.investigation_id, "danger"),
                 ],
             }
         )
@@ -233,17 +142,17 @@ def _clean_step(view: StepView) -> _CleanStep:
     calls = []
     for call in view.calls:
         observation = view.observations.get(call.call_id)
-        line = f":wrench: {_clean(call.description)}"
+        line = f":wrench: {clean(call.description)}"
         if observation is not None:
             mark = ":warning: " if observation.status == "error" else ""
             cached = " _(cached)_" if observation.cached else ""
-            body = _code(escape(redact(preview(observation.text))))
+            body = code(escape(redact(preview(observation.text))))
             line = f"{line}{cached}\n{mark}{body}"
         calls.append(line)
     view.cleaned = _CleanStep(
-        clip(_clean(view.thought.strip()), 2500),
+        clip(clean(view.thought.strip()), 2500),
         tuple(calls),
-        tuple(f":warning: {clip(_clean(note), 500)}" for note in view.notes),
+        tuple(f":warning: {clip(clean(note), 500)}" for note in view.notes),
     )
     return view.cleaned
 
@@ -251,11 +160,11 @@ def _clean_step(view: StepView) -> _CleanStep:
 def _step_blocks(view: StepView, max_calls: int) -> list[Block]:
     clean = _clean_step(view)
     thought = f" _{clean.thought}_" if clean.thought else ""
-    blocks: list[Block] = [_section(f"*Step {view.step}*{thought}")]
-    blocks.extend(_section(line) for line in clean.calls[:max_calls])
+    blocks: list[Block] = [section(f"*Step {view.step}*{thought}")]
+    blocks.extend(section(line) for line in clean.calls[:max_calls])
     if len(view.calls) > max_calls:
-        blocks.append(_context(f"… and {len(view.calls) - max_calls} more calls in this step"))
-    blocks.extend(_context(note) for note in clean.notes)
+        blocks.append(context(f"… and {len(view.calls) - max_calls} more calls in this step"))
+    blocks.extend(context(note) for note in clean.notes)
     return blocks
 
 
@@ -286,12 +195,12 @@ def step_message(views: Sequence[StepView]) -> Message:
 def noted(summary: str, author: str) -> Message:
     who = f"<@{author}>" if author else "you"
     text = f"Noted: {clean_line(summary)}"
-    return Message(text, [_section(f":memo: *Noted*, {who}: {_human(summary)}")])
+    return Message(text, [section(f":memo: *Noted*, {who}: {human(summary)}")])
 
 
 def clean_line(text: str) -> str:
     """One line of untrusted text for a notification's fallback `text`."""
-    return clip(_clean(text).replace("\n", " "), 300)
+    return clip(clean(text).replace("\n", " "), 300)
 
 
 def diagnosis_message(
@@ -299,7 +208,7 @@ def diagnosis_message(
 ) -> Message:
     """Category, culprit, summary, evidence, fix and confidence, with Correct / Wrong."""
     title = "Best diagnosis so far" if final_turn else "Diagnosis"
-    culprit = _clean(str(diagnosis.culprit))
+    culprit = clean(str(diagnosis.culprit))
     blocks: list[Block] = [
         {"type": "header", "text": {"type": "plain_text", "text": clip(title, MAX_HEADER)}},
         {
@@ -310,22 +219,22 @@ def diagnosis_message(
                 {"type": "mrkdwn", "text": f"*Confidence*\n{diagnosis.confidence:.0%}"},
             ],
         },
-        _section(clip(_clean(diagnosis.summary.strip()), MAX_SECTION)),
+        section(clip(clean(diagnosis.summary.strip()), MAX_SECTION)),
     ]
     if diagnosis.evidence:
         lines = [
-            f"• {clip(_clean(e.quote), 400)} _({escape(e.tool)})_" for e in diagnosis.evidence
+            f"• {clip(clean(e.quote), 400)} _({escape(e.tool)})_" for e in diagnosis.evidence
         ]
-        blocks.append(_section(clip("*Evidence*\n" + "\n".join(lines), MAX_SECTION)))
+        blocks.append(section(clip("*Evidence*\n" + "\n".join(lines), MAX_SECTION)))
     if diagnosis.fix.strip():
-        blocks.append(_section(f"*Fix*\n{clip(_clean(diagnosis.fix.strip()), 2900)}"))
+        blocks.append(section(f"*Fix*\n{clip(clean(diagnosis.fix.strip()), 2900)}"))
     blocks.append(
         {
             "type": "actions",
             "block_id": FEEDBACK_BLOCK,
             "elements": [
-                _button("Correct", CORRECT_ACTION, investigation_id, "primary"),
-                _button("Wrong", WRONG_ACTION, investigation_id),
+                button("Correct", CORRECT_ACTION, investigation_id, "primary"),
+                button("Wrong", WRONG_ACTION, investigation_id),
             ],
         }
     )
@@ -340,11 +249,11 @@ def with_verdict(blocks: Sequence[Block], verdict: Literal["correct", "wrong"],
         note = f":white_check_mark: <@{user}> marked this diagnosis correct. Thanks!"
     else:
         note = (
-            f":x: <@{user}> marked this diagnosis wrong. Reply in the thread with what it was; "
-            "I keep it with the investigation."
+            f":x: <@{user}> marked this diagnosis wrong. I am looking again; reply in the "
+            "thread with what it was and I will take it into account and remember it."
         )
     kept = [b for b in blocks if b.get("block_id") != FEEDBACK_BLOCK]
-    return [*kept, {**_context(note), "block_id": FEEDBACK_BLOCK}]
+    return [*kept, {**context(note), "block_id": FEEDBACK_BLOCK}]
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,13 +271,13 @@ def stopped_summary(
 ) -> Message:
     """What was found before a stop: the actions taken and their first result line."""
     by = f" at <@{who}>'s request" if who else ""
-    reason = f" ({_clean(detail)})" if detail and not who else ""
+    reason = f" ({clean(detail)})" if detail and not who else ""
     head = f":octagonal_sign: *Stopped{by} after {steps} step{'s' if steps != 1 else ''}*{reason}."
     lines: list[str] = []
     for finding in findings[-15:]:
         mark = {"success": "•", "error": ":warning:", "pending": "…"}[finding.status]
-        result = f": {_clean(clip(finding.first_line, 200))}" if finding.first_line else ""
-        lines.append(f"{mark} {_clean(finding.description)}{result}")
+        result = f": {clean(clip(finding.first_line, 200))}" if finding.first_line else ""
+        lines.append(f"{mark} {clean(finding.description)}{result}")
     if not lines:
         lines.append("Nothing was looked at yet.")
     tail = (
@@ -377,35 +286,35 @@ def stopped_summary(
         else "No conclusion yet: there was not enough evidence for a diagnosis."
     )
     body = clip("*What I found so far*\n" + "\n".join(lines), MAX_SECTION)
-    return Message(f"Stopped after {steps} steps", [_section(head), _section(body), _context(tail)])
+    return Message(f"Stopped after {steps} steps", [section(head), section(body), context(tail)])
 
 
 def failure_message(message: str) -> Message:
-    text = clip(_clean(message), 1500)
+    text = clip(clean(message), 1500)
     return Message(
         f"I could not finish this investigation: {clean_line(message)}",
         [
-            _section(f":x: *I could not finish this investigation.*\n{text}"),
-            _context("Nothing was changed. Mention me again to retry once it is fixed."),
+            section(f":x: *I could not finish this investigation.*\n{text}"),
+            context("Nothing was changed. Mention me again to retry once it is fixed."),
         ],
     )
 
 
 def ended_message(reason: str, detail: str) -> Message:
     """A run the engine ended itself (max steps, timeout, budget, loop) without a diagnosis."""
-    why = _clean(detail or reason)
+    why = clean(detail or reason)
     return Message(
         f"Ended without a diagnosis: {clean_line(detail or reason)}",
-        [_section(f":hourglass: *Ended without a diagnosis*: {why}.")],
+        [section(f":hourglass: *Ended without a diagnosis*: {why}.")],
     )
 
 
 def lessons_message(lessons: Sequence[str]) -> Message:
     """Lessons from past incidents that the engine brings to this one."""
-    lines = "\n".join(f"• {clip(_clean(lesson), 300)}" for lesson in lessons[:8])
+    lines = "\n".join(f"• {clip(clean(lesson), 300)}" for lesson in lessons[:8])
     return Message(
         f"Using {len(lessons)} lessons from past incidents",
-        [_context(clip(f":books: *Lessons from past incidents I am applying*\n{lines}",
+        [context(clip(f":books: *Lessons from past incidents I am applying*\n{lines}",
                        MAX_SECTION))],
     )
 
@@ -413,29 +322,49 @@ def lessons_message(lessons: Sequence[str]) -> Message:
 def reflection_message(attempt: int, problems: Sequence[str], text: str,
                        retrying: bool) -> Message:
     """Reflexion judged an attempt and found it wanting."""
-    listed = "\n".join(f"• {clip(_clean(p), 300)}" for p in problems[:8])
+    listed = "\n".join(f"• {clip(clean(p), 300)}" for p in problems[:8])
     then = "Trying again with that in mind." if retrying else "Keeping the best answer I have."
-    body = f":repeat: *Reflection on attempt {attempt}*\n{clip(_clean(text), 1500)}"
+    body = f":repeat: *Reflection on attempt {attempt}*\n{clip(clean(text), 1500)}"
     if listed:
         body += f"\n{listed}"
     return Message(f"Reflection on attempt {attempt}",
-                   [_section(clip(body, MAX_SECTION)), _context(then)])
+                   [section(clip(body, MAX_SECTION)), context(then)])
+
+
+def resumed_message() -> Message:
+    """The bot restarted in the middle of this investigation and picks it up again."""
+    return Message(
+        "Resumed after a restart",
+        [section(":arrows_counterclockwise: *Resumed after a restart.* I am carrying on from "
+                 "the last step I had recorded; nothing already done is repeated.")],
+    )
+
+
+def retry_message(correction: str, author: str) -> Message:
+    """A human said the diagnosis was wrong: a new attempt starts with that as a constraint."""
+    who = f"<@{author}>" if author else "someone"
+    said = human(correction.strip()) if correction.strip() else "_marked it wrong_"
+    return Message(
+        f"Trying again: {clean_line(correction or 'marked wrong')}",
+        [section(f":repeat: *Trying again* with {who}'s correction as a constraint: {said}"),
+         context("I keep the correction as a lesson for similar incidents.")],
+    )
 
 
 def approval_request(approval_id: str, description: str, tool: str) -> Message:
     return Message(
         f"Approval needed: {clean_line(description)}",
         [
-            _section(
+            section(
                 f":raised_hand: *Approval needed.* I want to run `{escape(tool)}`, which changes "
-                f"something:\n>{_clean(description)}"
+                f"something:\n>{clean(description)}"
             ),
             {
                 "type": "actions",
                 "block_id": "triage_approval",
                 "elements": [
-                    _button("Approve", APPROVE_ACTION, approval_id, "primary"),
-                    _button("Deny", DENY_ACTION, approval_id, "danger"),
+                    button("Approve", APPROVE_ACTION, approval_id, "primary"),
+                    button("Deny", DENY_ACTION, approval_id, "danger"),
                 ],
             },
         ],
@@ -448,7 +377,7 @@ def approval_decided(description: str, approved: bool, user: str) -> Message:
     by = f"<@{user}>" if user else "nobody in time"
     return Message(
         f"{verdict}: {clean_line(description)}",
-        [_section(f"{icon} *{verdict.capitalize()}* by {by}:\n>{_clean(description)}")],
+        [section(f"{icon} *{verdict.capitalize()}* by {by}:\n>{clean(description)}")],
     )
 
 

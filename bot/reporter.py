@@ -75,6 +75,7 @@ class ThreadReporter:
         self.ended = False
         self.diagnosis: Diagnosis | None = None
         self.stopped_by = ""
+        self.stop_reason = ""  # why the bot itself stopped the run (shutting down)
         self._clock = clock
         self._started = clock()
         self._ended_at: float | None = None
@@ -249,7 +250,8 @@ class ThreadReporter:
                     render.stopped_summary(
                         list(self._findings.values()), steps=len(self._acted),
                         who=self.stopped_by,
-                        detail=event.detail, has_diagnosis=self.diagnosis is not None,
+                        detail=self.stop_reason or event.detail,
+                        has_diagnosis=self.diagnosis is not None,
                     ),
                 )
             )

@@ -3,12 +3,16 @@
 Requests are checked here before slack-bolt sees them, in the order that keeps an attacker
 from learning anything: first the signature (401 when missing or wrong, whatever the body),
 then the shape (400 for a body that is not a Slack payload). Only a signed, well-formed
-request reaches the app, so a malformed or unsigned one changes nothing. `/healthz` says the
-process serves; `/readyz` says it is connected to Slack and can take work.
+request reaches the app, so a malformed or unsigned one changes nothing. Events are
+acknowledged as soon as they are checked and handled right after (Slack reads nothing of the
+answer but its status); slash commands and button clicks go through the app first, because
+their answer can carry a message. `/healthz` says the process serves; `/readyz` says it is
+connected to Slack and can take work.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -113,6 +117,7 @@ class HttpServer:
         self._verifier = Signature(signing_secret) if signing_secret else None
         self._readiness = readiness
         self._runner: web.AppRunner | None = None
+        self._dispatching: set[asyncio.Task[None]] = set()
         self.port = 0
         self.web = web.Application(client_max_size=MAX_BODY_BYTES)
         self.web.router.add_get("/healthz", self._healthz)
@@ -139,9 +144,12 @@ class HttpServer:
         return self.port
 
     async def stop(self) -> None:
+        """Stop listening, then let the events already acknowledged reach their listeners."""
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._dispatching:
+            await asyncio.wait(self._dispatching, timeout=5)
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -161,12 +169,29 @@ class HttpServer:
             return web.json_response({"error": "invalid signature"}, status=401)
         try:
             body = raw.decode("utf-8")
-            check_payload(body, request.content_type)
+            payload = check_payload(body, request.content_type)
             bolt_request = AsyncBoltRequest(
                 body=body, query=request.query_string, headers=dict(request.headers)
             )
         except (UnicodeDecodeError, MalformedRequestError, ValueError) as exc:
             log.warning("refused a malformed request: %s", exc)
             return web.json_response({"error": "malformed request"}, status=400)
-        response = await self._app.async_dispatch(bolt_request)
+        if payload.get("type") == "event_callback":
+            # Slack reads nothing of an event's response but its 200: answer now, handle
+            # after, so the ack never queues behind other work on this loop.
+            task = asyncio.create_task(self._dispatch(bolt_request))
+            self._dispatching.add(task)
+            task.add_done_callback(self._dispatching.discard)
+            return web.Response(status=200)
+        response = await self._app.async_dispatch(bolt_request)  # commands: the body matters
         return await to_aiohttp_response(response)
+
+    async def _dispatch(self, request: AsyncBoltRequest) -> None:
+        assert self._app is not None
+        try:
+            response = await self._app.async_dispatch(request)
+        except Exception:  # bolt handles listener errors; this is a last resort
+            log.exception("dispatching an event failed")
+            return
+        if response.status >= 400:
+            log.warning("an acknowledged event was not handled (%d)", response.status)

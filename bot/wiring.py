@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from tools.catalog import available_tools
-
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.errors import ConfigurationError
 from engines.events import Event, EventSink, discard
@@ -21,6 +19,7 @@ from engines.incident import Incident
 from engines.model import Model
 from engines.react import AfterStep, EngineConfig, InvestigationResult, ReactEngine
 from engines.reflexion import ReflexionEngine
+from tools.catalog import available_tools
 from tools.context import ToolContext
 from tools.scenarios import Scenario, load_scenario
 from tools.sources.base import Sources

@@ -86,6 +86,27 @@ def rejection_note(diagnosis: Diagnosis | None, problems: Sequence[str]) -> str:
     return f"{REJECTION_PREFIX} {diagnosis.category} of {diagnosis.culprit} was rejected: {why}."
 
 
+def best_attempt(
+    tried: Sequence[tuple[InvestigationResult, Verdict]],
+) -> tuple[InvestigationResult, Verdict]:
+    """When no attempt passed, the answer with the fewest problems, then the most confident.
+
+    A correct answer that was only rejected for its low confidence must not lose to the
+    weaker alternatives the retries were pushed towards.
+    """
+
+    def rank(item: tuple[InvestigationResult, Verdict]) -> tuple[int, int, float]:
+        result, verdict = item
+        diagnosis = result.diagnosis
+        return (
+            diagnosis is not None and diagnosis.category != "unknown",
+            -len(verdict.problems),
+            diagnosis.confidence if diagnosis else 0.0,
+        )
+
+    return max(tried, key=rank)
+
+
 @runtime_checkable
 class Reflective(Protocol):
     """A model that reflects by its own rules (the offline analyzer)."""
@@ -175,6 +196,7 @@ class ReflexionEngine:
         steps = tool_calls = 0
         seconds = 0.0
         result: InvestigationResult | None = None
+        tried: list[tuple[InvestigationResult, Verdict]] = []
         for attempt in range(1, self.reflexion.max_attempts + 1):
             result = await self.react.attempt(
                 incident,
@@ -193,6 +215,7 @@ class ReflexionEngine:
             steps, tool_calls = result.steps, tool_calls + result.tool_calls
             seconds += result.seconds
             verdict = evaluate(result, self.reflexion.min_confidence)
+            tried.append((result, verdict))
             if verdict.passed or result.reason in _NO_RETRY:
                 break
             retrying = attempt < self.reflexion.max_attempts
@@ -208,6 +231,8 @@ class ReflexionEngine:
                 f"REFLECTION on attempt {attempt}: {text}",
             ]
         assert result is not None
+        if not verdict.passed and len(tried) > 1:
+            result, verdict = best_attempt(tried)
         detail = result.detail
         if not verdict.passed and result.diagnosis is not None:
             detail = f"unverified after {attempt} attempts: {'; '.join(verdict.problems)}"

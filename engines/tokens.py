@@ -33,3 +33,8 @@ def truncate_to_tokens(text: str, budget: int, encoding: str = DEFAULT_ENCODING)
     if len(tokens) <= budget:
         return text
     return str(enc.decode(tokens[: max(budget, 0)]))
+
+
+def warm_up(encoding: str = DEFAULT_ENCODING) -> None:
+    """Build the tokenizer's tables now (a quarter of a second), not in the first step."""
+    _encoding(encoding)

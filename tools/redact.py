@@ -40,6 +40,9 @@ def looks_secret(name: str) -> bool:
     return bool(_SECRET_WORDS.search(name)) and not _REFERENCE_SUFFIX.search(name)
 
 
+_NAME_SEGMENT = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[a-z0-9]+(?:[-.][a-z0-9]+)+")
+
+
 def _entropy(text: str) -> float:
     counts = Counter(text)
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
@@ -47,9 +50,10 @@ def _entropy(text: str) -> float:
 
 def _looks_random(value: str) -> bool:
     """Long, high-entropy and machine-made: mixed case with digits, or 32+ hex digits."""
-    if len(value) < 20 or value.startswith("/") or re.fullmatch(r"[a-z0-9]+(?:[-.][a-z0-9]+)+",
-                                                                  value):
-        return False  # paths and DNS-style names (pods, hosts) are not credentials
+    if len(value) < 20 or value.startswith("/") or all(
+        _NAME_SEGMENT.fullmatch(part) for part in value.split("/")
+    ):
+        return False  # paths, Kind/name and DNS-style names (pods, hosts) are not credentials
     mixed = bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value)
                  and re.search(r"\d", value))
     hexadecimal = len(value) >= 32 and bool(re.fullmatch(r"[0-9a-fA-F]+", value))
@@ -86,7 +90,7 @@ _RULES: tuple[_Rule, ...] = (
                 re.DOTALL),
      r"-----BEGIN \1PRIVATE KEY-----" + MASK + r"-----END \1PRIVATE KEY-----"),
     # user:password@ in URLs (any scheme); the user and host stay.
-    (re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)([^:/?#@\s]*):([^@/?#\s]+)@"),
+    (re.compile(r"(?<![a-zA-Z0-9+.-])([a-zA-Z][a-zA-Z0-9+.-]*://)([^:/?#@\s]*):([^@/?#\s]+)@"),
      r"\1\2:" + MASK + "@"),
     # JSON Web Tokens.
     (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"), MASK),
@@ -103,24 +107,32 @@ _RULES: tuple[_Rule, ...] = (
     # Authorization schemes: "Bearer <token>", "Basic <base64>".
     (re.compile(r"\b(Bearer|Basic|Token|Digest)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE),
      r"\1 " + MASK),
-    # key=value, key: value, "key": "value" where the key names a credential.
+    # key=value, key: value, "key": "value" where the key names a credential. The key is
+    # matched as a whole token and judged in the callback: a regex that searched for the
+    # credential word inside the token backtracked cubically on long tokens.
     (re.compile(
-        r"(?P<key>[\w.-]*(?:passw\w*|pass(?![a-z])|pwd|secret|token|api[-_]?key|apikey|"
-        r"access[-_]?key|"
-        r"private[-_]?key|credentials?|authorization|auth|client[-_]?secret|dsn|cookie)"
-        r"[\w.-]*)(?P<sep>[\"']?\s*[:=]\s*)"
+        r"(?<![\w.-])(?P<key>[\w.-]+)(?P<sep>[\"']?\s*[:=]\s*)"
         r"(?P<value>\"[^\"]*\"|'[^']*'|(?:(?:Bearer|Basic|Token)\s+)?[^\s\"',;&}\]]+)",
         re.IGNORECASE), _key_value),
     # Any key=value whose value is long and random.
-    (re.compile(r"(?P<key>\b[A-Za-z_][\w.-]*)(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
+    (re.compile(r"(?<![\w.-])(?P<key>[A-Za-z_][\w.-]*)(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
                 r"(?P<value>[A-Za-z0-9+/_\-]{20,}={0,2})(?![\w+/=-])"), _random_value),
 )
 
 
+_KEY_WORDS = re.compile(
+    r"passw|pass(?![a-z])|pwd|secret|token|api[-_]?key|apikey|access[-_]?key|private[-_]?key|"
+    r"credential|authorization|auth|client[-_]?secret|dsn|cookie",
+    re.IGNORECASE,
+)
+
+
 def _keep_reference_keys(match: re.Match[str]) -> str:
-    """`secretName: x` names a credential, it does not hold one: leave it."""
-    return match.group(0) if not looks_secret(match.group("key").strip("\"'")) else _key_value(
-        match)
+    """Mask the value when the key names a credential; `secretName: x` only points at one."""
+    key = match.group("key").strip("\"'")
+    if not _KEY_WORDS.search(key) or not looks_secret(key):
+        return match.group(0)
+    return _key_value(match)
 
 
 def redact(text: str) -> str:

@@ -91,7 +91,7 @@ async def run(args: argparse.Namespace) -> int:
         json.dump(report.as_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     console.print(table(report))
     s = report.summary
     console.print(

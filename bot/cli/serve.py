@@ -15,7 +15,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -31,10 +32,15 @@ from bot.feedback import MemoryStore, Store
 from bot.investigations import Background, Investigations, Runner, RunRequest
 from bot.outbox import Outbox
 from bot.server import EVENTS_PATH, HttpServer
+from bot.store import Store as SqlStore
+from bot.store import StoreError
+from bot.store.url import describe, resolve_url
 from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
 from engines.errors import ConfigurationError
+from engines.events import Event, InvestigationStarted
 from engines.model import Model
 from engines.react import InvestigationResult
+from engines.tokens import warm_up
 from tools.sources.base import MetricSource
 
 log = logging.getLogger("triage.serve")
@@ -64,24 +70,33 @@ def register(subparsers: Any) -> None:
         metavar="NAME",
         help="'analyzer' (offline, the default without OPENAI_API_KEY) or an OpenAI model name",
     )
-    parser.add_argument("--engine", default="react", choices=ENGINES, help="reasoning engine")
+    parser.add_argument(
+        "--engine", default="reflexion", choices=ENGINES,
+        help="reasoning engine (default: reflexion)",
+    )
     add_live_options(parser)
     parser.set_defaults(handler=run)
 
 
 def make_runner(setting: Setting, model: Model, engine: str = "react") -> Runner:
-    """Investigations run through the same wiring as `triage investigate`."""
+    """Investigations run through the same wiring as `triage investigate`. A resumed run
+    keeps its incident's clock; notes (a human's correction) need Reflexion, and the ReAct
+    engine gets the correction as a constraint only."""
 
     async def run_one(request: RunRequest) -> InvestigationResult:
+        where = replace(setting, now=request.now) if request.now is not None else setting
         return await investigate(
             request.text,
-            setting,
+            where,
             model,
             engine=engine,
             sink=request.sink,
             inbox=request.inbox,
             approver=request.approver,
             incident_id=request.investigation_id,
+            lessons=request.lessons,
+            resume=request.resume,
+            notes=request.notes if engine == "reflexion" else (),
         )
 
     return run_one
@@ -95,6 +110,7 @@ async def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigurationError(f"TRIAGE_ALLOWED_CHANNELS / TRIAGE_ALLOWED_USERS: {exc}") from None
     model = build_model(args.model)
+    warm_up()  # the tokenizer's tables, built now rather than inside the first step
     if args.scenario:
         setting = scenario_setting(args.scenario)
     else:
@@ -104,22 +120,72 @@ async def run(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     try:
-        await serve(
-            settings,
-            make_runner(setting, model, args.engine),
-            model_name=model.name,
-            policy=policy,
-            host=args.host,
-            port=args.port,
-            stop=stop,
-            metrics=setting.sources.metrics,
-        )
+        store = await open_store()
+        try:
+            await serve(
+                settings,
+                make_runner(setting, model, args.engine),
+                model_name=model.name,
+                policy=policy,
+                host=args.host,
+                port=args.port,
+                stop=stop,
+                store=store,
+                metrics=setting.sources.metrics,
+            )
+        finally:
+            await store.close()
     finally:
         if not args.scenario:
             from bot.config import close_sources
 
             await close_sources(setting.sources)
     return 0
+
+
+async def open_store() -> SqlStore:
+    """The SQL store: PostgreSQL when TRIAGE_DATABASE_URL names one, else the SQLite file
+    in the user's data directory; migrated to the newest schema before anything is served."""
+    url = resolve_url()
+    try:
+        store = await SqlStore.open(url)
+    except StoreError as exc:
+        raise ConfigurationError(f"cannot open the store {describe(url)}: {exc}") from None
+    try:
+        await store.migrate()
+    except StoreError as exc:
+        await store.close()
+        raise ConfigurationError(f"cannot migrate the store {describe(url)}: {exc}") from None
+    log.info("store: %s", describe(url))
+    return store
+
+
+def last_run(events: Sequence[Event]) -> Sequence[Event]:
+    """The events of the newest run in a log (a correction's new attempt appends a run)."""
+    starts = [i for i, e in enumerate(events) if isinstance(e, InvestigationStarted)]
+    return events[starts[-1]:] if starts else events
+
+
+async def resume_unfinished(store: Store, investigations: Investigations) -> int:
+    """Resume, in their threads, the investigations a crash or a restart interrupted."""
+    if not isinstance(store, SqlStore):
+        return 0
+    resumed = 0
+    for stored in await store.unfinished():
+        if not stored.channel or not stored.thread_ts:
+            log.warning("investigation %s has no thread to resume in: marked failed", stored.id)
+            await store.finish(stored.id, "failed", None)
+            continue
+        if investigations.active(stored.channel, stored.thread_ts) is not None:
+            continue
+        events = last_run(await store.events(stored.id))
+        investigations.resume(
+            investigation_id=stored.id, channel=stored.channel, thread_ts=stored.thread_ts,
+            text=stored.incident, user=stored.requested_by, events=events,
+        )
+        log.info("resumed investigation %s after a restart", stored.id)
+        resumed += 1
+    return resumed
 
 
 def _configure_logging() -> None:
@@ -149,6 +215,19 @@ async def authenticate(client: AsyncWebClient) -> dict[str, Any]:
     return dict(response.data) if isinstance(response.data, dict) else {}
 
 
+async def check_app_token(client: AsyncWebClient, app_token: str) -> None:
+    """Socket Mode's client retries a refused token forever; say what is wrong instead."""
+    try:
+        await client.apps_connections_open(app_token=app_token)
+    except SlackApiError as exc:
+        raise ConfigurationError(
+            f"Slack refused SLACK_APP_TOKEN ({exc.response.get('error')}); it needs the "
+            "connections:write scope and Socket Mode enabled on the app"
+        ) from None
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise ConfigurationError(f"cannot reach Slack at {client.base_url}: {exc}") from None
+
+
 async def serve(
     settings: SlackSettings,
     runner: Runner,
@@ -164,7 +243,8 @@ async def serve(
     metrics: MetricSource | None = None,
 ) -> Services:
     """Run the bot until `stop` is set; returns its services (tests inspect the store)."""
-    client = build_client(settings)
+    session = aiohttp.ClientSession()
+    client = build_client(settings, session)
     background = Background()
     outbox = Outbox(client)
     store = store if store is not None else MemoryStore()
@@ -198,13 +278,19 @@ async def serve(
         app=None if settings.socket_mode else app,
         signing_secret=settings.signing_secret,
     )
-    bound = await server.start(host, port)
-    if metrics is not None:
-        charts.warm_up()
     try:
+        try:
+            bound = await server.start(host, port)
+        except OSError as exc:
+            raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        if metrics is not None:
+            charts.warm_up()
         identity.update(await authenticate(client))
+        await resume_unfinished(store, investigations)
         who = f"@{identity.get('user', 'bot')} in {identity.get('team', 'the workspace')}"
         if settings.socket_mode:
+            assert settings.app_token is not None
+            await check_app_token(client, settings.app_token)
             socket = AsyncSocketModeHandler(app, settings.app_token, web_client=client)
             await socket.connect_async()
             announce(
@@ -227,4 +313,5 @@ async def serve(
             await asyncio.wait_for(background.join(), timeout=grace)
         except TimeoutError:
             log.warning("background work still running at exit was abandoned")
+        await session.close()
     return services

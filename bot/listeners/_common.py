@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 
 from bot import render
-from bot.feedback import Feedback
+from bot.feedback import Feedback, InvestigationRecord
+from engines.reflexion import rejection_note
 
 if TYPE_CHECKING:
     from bot.app import Services
@@ -19,6 +20,16 @@ log = logging.getLogger(__name__)
 
 # Subtypes that are a human writing; edits, deletions, joins and bot posts are not.
 HUMAN_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+# A reply after the end that says the answer was wrong ("wrong, it was the connection pool").
+_CORRECTION = re.compile(
+    r"^\W*(wrong|incorrect|nope|no\b|not (it|right|quite|that)\b|actually\b|it was\b|"
+    r"it's\b|it is\b|the (real|actual) (cause|culprit))",
+    re.I,
+)
+
+
+def is_correction(text: str) -> bool:
+    return bool(_CORRECTION.match(text))
 
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:
@@ -76,28 +87,62 @@ async def on_message(
     feedback on an ended one, or (when `may_start`) start a new investigation."""
     investigations = services.investigations
     running = investigations.active(channel, thread_ts)
-    if running is None and thread_ts:
-        record = await services.store.find_by_thread(channel, thread_ts)
-        running = investigations.active(channel, thread_ts)
-        if running is None and record is not None:
-            await services.store.add_feedback(Feedback(record.id, user, "reply", text))
-            react(services, channel, ts, "memo")
-            if mentioned:
-                tell(services, channel, user, render.ended_already(), thread_ts)
-            return
-    if running is None and not may_start:
+    if running is None and thread_ts and await _kept_as_feedback(
+        services, channel, user, text, ts, thread_ts, mentioned=mentioned
+    ):
+        return
+    steering = running is not None or investigations.active(channel, thread_ts) is not None
+    if not steering and not may_start:
         return
     if not text:
-        if running is None:
+        if not steering:
             tell(services, channel, user, render.help_message(), thread_ts)
         return
     if not await allowed(services, channel, user, thread_ts):
         return
-    running = investigations.active(channel, thread_ts or ts)  # may have started meanwhile
+    running = investigations.active(channel, thread_ts or ts)  # it may have started or ended
     if running is not None:
         investigations.steer(running, text, user)
+    elif steering:  # it ended while access was checked: the reply is feedback now
+        await _kept_as_feedback(services, channel, user, text, ts, thread_ts or ts,
+                                mentioned=mentioned)
+    else:
+        investigations.start(channel=channel, thread_ts=thread_ts or ts, text=text, user=user)
+
+
+async def _kept_as_feedback(
+    services: Services, channel: str, user: str, text: str, ts: str, thread_ts: str, *,
+    mentioned: bool,
+) -> bool:
+    """A message in the thread of an ended investigation is feedback on it."""
+    record = await services.store.find_by_thread(channel, thread_ts)
+    if record is None or services.investigations.active(channel, thread_ts) is not None:
+        return False
+    await services.store.add_feedback(Feedback(record.id, user, "reply", text))
+    react(services, channel, ts, "memo")
+    if is_correction(text) and record.outcome != "running":
+        await correct(services, record, text, user)
+        return True
+    if mentioned:
+        tell(services, channel, user, render.ended_already(), thread_ts)
+    return True
+
+
+async def correct(services: Services, record: InvestigationRecord, text: str,
+                  user: str) -> None:
+    """A human said an ended investigation's answer is wrong: keep that as a lesson and
+    investigate again in the same thread, the correction a constraint of the new attempt."""
+    investigations = services.investigations
+    if text:
+        await investigations.learn_correction(record.id, record.text, text, record.diagnosis)
+    if not record.thread_ts or investigations.active(record.channel, record.thread_ts):
         return
-    investigations.start(channel=channel, thread_ts=thread_ts or ts, text=text, user=user)
+    if not await allowed(services, record.channel, user, record.thread_ts):
+        return
+    if investigations.active(record.channel, record.thread_ts) is not None:
+        return
+    note = rejection_note(record.diagnosis, [f"a human said: {text or 'wrong'}"])
+    investigations.retry(record, text, user, note)
 
 
 def react(services: Services, channel: str, ts: str, name: str) -> None:

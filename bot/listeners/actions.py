@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import render
 from bot.feedback import Feedback
-from bot.listeners._common import allowed, tell
+from bot.listeners._common import allowed, correct, tell
 
 if TYPE_CHECKING:
     from bot.app import Services
@@ -56,15 +56,19 @@ def register(app: AsyncApp, services: Services) -> None:
         )
         await services.store.add_feedback(Feedback(investigation_id, user, "verdict", verdict))
         message = body.get("message") or {}
-        if not message.get("ts"):
-            return
-        try:
-            await services.client.chat_update(
-                channel=channel, ts=message["ts"], text=str(message.get("text", "Diagnosis")),
-                blocks=render.with_verdict(message.get("blocks") or [], verdict, user),
-            )
-        except SlackApiError as exc:
-            log.warning("could not show the verdict: %s", exc.response.get("error"))
+        if message.get("ts"):
+            try:
+                await services.client.chat_update(
+                    channel=channel, ts=message["ts"],
+                    text=str(message.get("text", "Diagnosis")),
+                    blocks=render.with_verdict(message.get("blocks") or [], verdict, user),
+                )
+            except SlackApiError as exc:
+                log.warning("could not show the verdict: %s", exc.response.get("error"))
+        if verdict == "wrong":
+            record = await services.store.get(investigation_id)
+            if record is not None and record.outcome != "running":
+                await correct(services, record, "", user)
 
     @app.action(re.compile(f"^({render.APPROVE_ACTION}|{render.DENY_ACTION})$"))
     async def on_approval(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:

@@ -15,7 +15,6 @@ from typing import Any
 
 from engines.analyzer.transcript import Observation
 
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
 
 
@@ -273,30 +272,6 @@ class Facts:
     objects: dict[Ref, ObjectRead] = field(default_factory=dict)
     namespaces_seen: set[str] = field(default_factory=set)
     observations: tuple[Observation, ...] = ()
-
-    def workload(self, namespace: str, name: str) -> Workload | None:
-        for ref, workload in self.workloads.items():
-            if ref.namespace == namespace and ref.name == name:
-                return workload
-        return None
-
-    def pods_of(self, ref: Ref) -> list[Pod]:
-        """Pods owned by the workload (by owner, else by generated name)."""
-        found = []
-        for pod in self.pods.values():
-            if pod.namespace != ref.namespace:
-                continue
-            if pod.owner is not None:
-                if pod.owner.name == ref.name:
-                    found.append(pod)
-            elif owns(ref.name, pod.name):
-                found.append(pod)
-        return found
-
-    def events_about(self, namespace: str, name: str) -> list[Event]:
-        """Events about an object or anything it owns (name or name-<suffix>)."""
-        return [e for e in self.events if e.namespace in (namespace, "")
-                and (e.name == name or owns(name, e.name))]
 
     def signals_of(self, ref: Ref) -> Signals | None:
         for key, value in self.signals.items():

@@ -22,6 +22,7 @@ from engines.analyzer.detectors import run_detectors
 from engines.analyzer.detectors._common import DESCRIBE, SIGNALS, WORKLOADS
 from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.diagnose import diagnosis_arguments, gather_evidence
+from engines.analyzer.facts import Facts
 from engines.analyzer.planner import (
     Toolbox,
     evidence_calls,
@@ -77,7 +78,7 @@ def _now(request: ModelRequest) -> datetime:
     return now if isinstance(now, datetime) else datetime.now(UTC)
 
 
-def analyse(request: ModelRequest) -> tuple[Transcript, Any, Scope, list[Candidate]]:
+def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candidate]]:
     """Facts, scope and ranked candidates from everything in the request."""
     transcript = read_transcript(request.messages)
     constraints = request.constraint_set
@@ -115,13 +116,13 @@ def decide(request: ModelRequest) -> ModelReply:
     return ModelReply(thought, (call,))
 
 
-def _plan(box: Toolbox, transcript: Transcript, facts: Any, scope: Scope,
+def _plan(box: Toolbox, transcript: Transcript, facts: Facts, scope: Scope,
           ranked: list[Candidate], report: str) -> str:
     """Queue this step's calls on `box` and say why; no calls queued means submit."""
     if not transcript.observations and not transcript.called_tool(WORKLOADS):
         survey(box)
         if box.calls:
-            return narrate.survey_thought(report)
+            return narrate.survey_thought(report, scope.symptoms)
     if not transcript.called_tool(SIGNALS) and sweep(box, facts, scope, ranked):
         return narrate.sweep_thought(len(box.calls))
     targets = focus_targets(facts, scope, ranked)

@@ -30,9 +30,16 @@ def name(ref: Ref) -> str:
                                                            "DaemonSet") else str(ref)
 
 
-def survey_thought(report: str) -> str:
+SYMPTOM_WORDS = {"restarts": "restarts", "errors": "errors", "latency": "slowness",
+                 "pending": "missing capacity", "deploy": "a recent change", "tls": "TLS",
+                 "dns": "name resolution"}
+
+
+def survey_thought(report: str, symptoms: frozenset[str] = frozenset()) -> str:
     first = report.strip().splitlines()[0][:90] if report.strip() else "the report"
-    return (f"Report: “{first}”. Starting wide: every workload's health, recent warning "
+    said = [SYMPTOM_WORDS[s] for s in SYMPTOM_WORDS if s in symptoms]
+    heard = f" Symptoms: {', '.join(said)}." if said else ""
+    return (f"Report: “{first}”.{heard} Starting wide: every workload's health, recent warning "
             "events, node problems and the last hour's error patterns, to match the report "
             "to what is actually running.")
 

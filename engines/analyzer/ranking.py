@@ -20,12 +20,13 @@ from engines.analyzer.scope import Scope
 SPECIFIC = frozenset({"image_pull", "unschedulable", "crash_loop", "oom_killed",
                       "probe_failure", "quota_exceeded"})
 FLOOR = 0.3  # relevance of a cause that nothing links to the report
+UNSCOPED = 0.85  # relevance of every cause when the report names nothing known
 
 
 def relevance(candidate: Candidate, scope: Scope, callers: dict[Ref, set[Ref]]) -> float:
     """0.3..1: how directly the report points at the culprit or what it affects."""
     if not scope.workloads and not scope.namespaces:
-        return 0.7
+        return UNSCOPED
     culprit = candidate.culprit
     best = scope.weight(culprit.namespace, culprit.name)
     for ref in candidate.affects:

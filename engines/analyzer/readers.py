@@ -387,7 +387,3 @@ def _drop_excluded(facts: Facts, excluded: frozenset[str]) -> None:
     facts.objects = {k: v for k, v in facts.objects.items() if k.namespace not in excluded}
     facts.namespaces_seen -= excluded
 
-
-def latest(values: Iterable[datetime | None]) -> datetime | None:
-    present = [v for v in values if v is not None]
-    return max(present) if present else None

@@ -26,6 +26,8 @@ GENERIC = frozenset({
 NAMESPACE_ONLY = 0.45  # a workload the report does not name, in a namespace it does
 _CLOCK = re.compile(r"\b(?:since|from|at|around|about|after|started)\s+(?:~|about\s+|around\s+)?"
                     r"(\d{1,2}):(\d{2})\b", re.IGNORECASE)
+_MERIDIEM = re.compile(r"\b(?:since|from|at|around|about|after|started)\s+(?:~|about\s+|around\s+)?"
+                       r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b", re.IGNORECASE)
 _AGO = re.compile(r"\b(\d+)\s*(min|minute|minutes|m|h|hour|hours)\b(?:\s+ago)?", re.IGNORECASE)
 
 SYMPTOMS: dict[str, tuple[str, ...]] = {
@@ -52,7 +54,6 @@ class Scope:
     symptoms: frozenset[str] = frozenset()
     onset: datetime | None = None
     ignored_terms: frozenset[str] = frozenset()
-    words: frozenset[str] = frozenset()
 
     def weight(self, namespace: str, name: str = "") -> float:
         """How strongly the report points at this object (0 when it does not)."""
@@ -99,6 +100,12 @@ def _onset(text: str, now: datetime) -> datetime | None:
         if hour < 24 and minute < 60:
             moment = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
             return moment - timedelta(days=1) if moment > now else moment
+    if match := _MERIDIEM.search(text):
+        hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "pm" else 0)
+        minute = int(match.group(2) or 0)
+        if minute < 60:
+            moment = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+            return moment - timedelta(days=1) if moment > now else moment
     if (match := _AGO.search(text)) and "ago" in match.group(0).lower():
         amount, unit = int(match.group(1)), match.group(2).lower()
         return now - (timedelta(hours=amount) if unit.startswith("h") else
@@ -142,8 +149,7 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
                          if any(re.search(rf"(?<![a-z0-9]){re.escape(c)}", text) for c in cues))
     top = max(targets.values(), default=0.0)
     kept = {r: s for r, s in targets.items() if s >= 0.5 or (s >= 0.3 and top < 0.5)}
-    return Scope(kept, namespaces, symptoms, _onset(report, now), ignored_terms(ignored),
-                 frozenset(words))
+    return Scope(kept, namespaces, symptoms, _onset(report, now), ignored_terms(ignored))
 
 
 def _narrow(focus: Sequence[str], facts: Facts, targets: dict[Ref, float],

@@ -9,8 +9,8 @@ may come from) and the structured data (what the analyzer reasons on).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from engines._loop import call_key
@@ -49,12 +49,7 @@ class Transcript:
     call_keys: frozenset[str] = frozenset()
     user_texts: tuple[str, ...] = ()
     turns: int = 0
-    arguments_by_id: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     calls_made: tuple[tuple[str, Mapping[str, Any]], ...] = ()
-
-    def by_tool(self, *names: str) -> list[Observation]:
-        """Successful observations of these tools, oldest first."""
-        return [o for o in self.observations if o.tool in names and o.ok]
 
     def called(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """Whether this exact call was already made (the engine counts a repeat as a loop)."""
@@ -87,9 +82,5 @@ def read_transcript(messages: Sequence[Message]) -> Transcript:
             ))
         elif isinstance(message, UserMessage):
             users.append(message.content)
-    return Transcript(tuple(observations), frozenset(keys), tuple(users), turns, arguments,
-                      tuple(made))
+    return Transcript(tuple(observations), frozenset(keys), tuple(users), turns, tuple(made))
 
-
-def texts_of(observations: Iterable[Observation]) -> list[str]:
-    return [o.content for o in observations]

@@ -140,10 +140,14 @@ class InProcessBot:
         assert self.port, "serve did not announce its port"
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def services_idle(self) -> None:
+        """Stop the bot and wait for it: every run ended, every record written."""
         self.stop.set()
         if self._task is not None:
             await asyncio.wait_for(self._task, 20)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.services_idle()
 
 
 # --- reading a thread -----------------------------------------------------------------

@@ -4,7 +4,9 @@ One `FunctionModel` whose behaviour is chosen by tags in the incident text, so a
 server process can play every test's story: `[gate:NAME]` holds step 2 until the test
 opens the gate (an awaited event, never a sleep), `[fail]` fails like a model endpoint that
 refuses the key (and leaks it in the message, to prove Slack never sees it), `[kube-system]`
-tries to query kube-system from step 3 on. Everything else is the happy path over the real
+tries to query kube-system from step 3 on, `[chart]` reads the workload's metrics (an
+abnormal signal: a chart) before answering, `[quick]` answers at once (no tools: what the
+bot itself costs). Everything else is the happy path over the real
 tools of the checkout-oom scenario, ending in the right diagnosis.
 """
 
@@ -54,7 +56,7 @@ def turn_function(gates: Gates) -> Callable[[ModelRequest], Awaitable[ModelReply
         incident = str(request.context.get("incident", ""))
         if "[fail]" in incident:
             raise ModelAuthError(f"the endpoint refused the key {LEAKED_KEY} (HTTP 401)")
-        if request.final:
+        if request.final or "[quick]" in incident:
             return _submit("Stopping here; this is my best diagnosis.")
         gate = _GATE.search(incident)
         if gate and request.step == 2:
@@ -73,7 +75,7 @@ def turn_function(gates: Gates) -> Callable[[ModelRequest], Awaitable[ModelReply
             return reply("And everything else, across namespaces.",
                          call("k8s_list_pods", {"limit": 100}),
                          call("k8s_events", {}))
-        if request.step == 3 and "[kube-system]" not in incident:
+        if request.step == 3 and "[chart]" in incident:
             return reply("Does memory approach the limit?",
                          call("metrics_workload_signals",
                               {"namespace": "shop", "workload": "checkout"}))

@@ -37,5 +37,5 @@ def _build_model(name: str | None = None) -> Model:
 
 
 if __name__ == "__main__":
-    bot.cli.serve.build_model = _build_model  # type: ignore[assignment]
+    bot.cli.serve.build_model = _build_model
     sys.exit(main(sys.argv[1:]))

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
+from typing import Literal
 
 import pytest
+import yaml
 
-from bot import render
+import bot
+from bot import charts, cli, render
 from bot.access import AccessPolicy
 from bot.app import EventDeduper, SlackSettings
 from bot.server import MalformedRequestError, Signature, check_payload
@@ -153,3 +157,58 @@ def test_deduper_remembers_for_a_while_within_bounds() -> None:
         assert deduper.first_time(name)
     assert deduper.first_time("a"), "the oldest id was forgotten to stay bounded"
     assert deduper.duplicates == 1
+
+
+def test_manifest_asks_for_what_the_listeners_handle() -> None:
+    manifest = yaml.safe_load((Path(bot.__file__).parent / "manifest.yaml").read_text())
+    events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
+    assert events == {"app_mention", "message.channels", "message.groups", "message.im"}
+    assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/triage"]
+    assert manifest["settings"]["interactivity"]["is_enabled"]
+    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
+    assert scopes == {"app_mentions:read", "channels:history", "groups:history", "im:history",
+                      "chat:write", "commands", "files:write", "reactions:write",
+                      "usergroups:read"}
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "SLACK_BOT_TOKEN is not set"),
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_SIGNING_SECRET"),
+        ({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s",
+          "TRIAGE_ALLOWED_USERS": "bob"}, "TRIAGE_ALLOWED_USERS"),
+    ],
+)
+def test_serve_explains_a_bad_configuration_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], env: dict[str, str],
+    expected: str,
+) -> None:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET",
+                 "TRIAGE_ALLOWED_USERS", "TRIAGE_ALLOWED_CHANNELS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert cli.main(["serve", "--scenario", "checkout-oom", "--model", "analyzer"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and expected in error[0], error
+
+
+def test_only_abnormal_metric_signals_get_a_chart() -> None:
+    call = ToolCalled("inv", 1, "c1", "metrics_workload_signals",
+                      {"namespace": "shop", "workload": "checkout"}, "Reading the metrics")
+    data = {"window": "2026-11-30T07:00:00Z to 2026-11-30T10:00:00Z, step 60s",
+            "abnormal": ["memory"],
+            "signals": {"memory": {"containers": [{"container": "checkout", "limit": "256Mi"}]}}}
+
+    def observed(payload: object, status: Literal["success", "error"] = "success"
+                 ) -> ObservationReceived:
+        return ObservationReceived("inv", 1, "c1", call.tool, status, "…", payload)
+
+    [plan] = charts.plan_for(call, observed(data))
+    assert plan.metric == "container_memory_working_set_bytes" and plan.limit == 256 * 2**20
+    assert plan.matchers["namespace"] == "shop" and plan.step == 60
+    assert charts.plan_for(call, observed({**data, "abnormal": []})) == []
+    assert charts.plan_for(call, observed(data, "error")) == []
+    other = ToolCalled("inv", 1, "c1", "k8s_list_pods", {}, "Listing pods")
+    assert charts.plan_for(other, observed(data)) == []

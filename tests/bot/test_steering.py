@@ -22,6 +22,7 @@ from engines.react import SUBMIT_TOOL, EngineConfig, InvestigationResult, ReactE
 from engines.scripted_model import ScriptedModel, call, reply
 from tests.bot.harness import InProcessBot, button, ended, posted_with, state_of
 from tests.bot.models import DIAGNOSIS
+from tests.bot.threads import runs_ended
 from tests.fakes.slack_api import FakeSlack, SlackSender
 from tools.catalog import available_tools
 from tools.context import ToolContext
@@ -53,7 +54,8 @@ async def test_an_excluded_namespace_is_never_touched_again(session: aiohttp.Cli
         assert record is not None
         events = list(await bot.store.events(record.id))
     applied = next(i for i, e in enumerate(events) if isinstance(e, ConstraintApplied))
-    assert events[applied].author == "UBOB"
+    constraint = events[applied]
+    assert isinstance(constraint, ConstraintApplied) and constraint.author == "UBOB"
     before, after = events[:applied], events[applied:]
     assert any(isinstance(e, ToolCalled) for e in before)
     calls = {e.call_id: e for e in after if isinstance(e, ToolCalled)}
@@ -91,10 +93,15 @@ async def test_verdicts_and_late_replies_are_stored_with_the_investigation(
         investigation = button(diagnosis, render.WRONG_ACTION)
         await sender.click("CFEED", "UBOB", diagnosis, render.WRONG_ACTION, investigation)
         await slack.wait_for(lambda f: "marked this diagnosis wrong" in diagnosis.all_text)
+        # Wrong starts a new attempt in the thread; a correction after it ends, another.
+        await runs_ended(slack, "CFEED", ts, 2)
         _, reply_ts = await sender.message("CFEED", "UBOB", "wrong, it was the database",
                                            thread_ts=ts)
         await slack.wait_for(lambda f: [c for c in f.calls_of("reactions.add")
                                         if c.args["timestamp"] == reply_ts])
+        await runs_ended(slack, "CFEED", ts, 3)
+        assert len(posted_with(slack, "CFEED", ts, "Trying again")) == 2
+        await bot.services_idle()
 
         record = await bot.store.get(investigation)
         feedback = await bot.store.feedback(investigation)
@@ -160,3 +167,37 @@ async def test_a_changing_tool_waits_for_approval(
         assert "*Step 1*" in posted_with(slack, "CAPPROVE", ts, "Restarting")[0].all_text
     observed = [e for e in seen if isinstance(e, ObservationReceived)]
     assert outcome in observed[0].text
+
+
+async def test_a_channel_the_bot_cannot_post_in_ends_the_run_and_says_so(
+    session: aiohttp.ClientSession,
+) -> None:
+    async with FakeSlack() as slack, InProcessBot(slack) as bot:
+        slack.fail("chat.postMessage", "not_in_channel", channel="CNOTIN")
+        sender = SlackSender(f"{bot.url}/slack/events", session,
+                             response_url=f"http://127.0.0.1:{slack.port}/respond/1")
+        sent = await sender.command("CNOTIN", "UALICE", f"[gate:never] {REPORT}")
+        assert sent.status == 200
+        told = await slack.wait_for(lambda f: f.calls_of("response_url"))
+        assert told[0].args["response_type"] == "ephemeral"
+        assert "/invite @Triage" in told[0].args["text"]
+        await bot.services_idle()
+        records = [r for r in bot.store.records() if r.channel == "CNOTIN"]
+    assert [r.outcome for r in records] == ["stopped"], "the blocked run was ended"
+    assert len(slack.calls_of("chat.postMessage", "CNOTIN")) == 1, "nothing retried blindly"
+
+
+async def test_blocks_slack_refuses_are_sent_as_plain_text(
+    session: aiohttp.ClientSession,
+) -> None:
+    async with FakeSlack() as slack, InProcessBot(slack) as bot:
+        sender = SlackSender(f"{bot.url}/slack/events", session)
+        _, ts = await sender.mention("CBLOCKS", "UALICE", REPORT)
+        await slack.wait_for(lambda f: f.calls_of("chat.postMessage", "CBLOCKS"))
+        slack.fail("chat.postMessage", "invalid_blocks", channel="CBLOCKS")
+        await ended(slack, "CBLOCKS", ts)
+        texts = [m.text for m in slack.thread("CBLOCKS", ts)]
+    plain = [c for c in slack.calls_of("chat.postMessage", "CBLOCKS") if "blocks" not in c.args]
+    assert plain and str(plain[0].args["text"]).startswith("Step"), "the refused post, as text"
+    assert any(t.startswith("Step") for t in texts), texts
+    assert any(t.startswith("Diagnosis") for t in texts), texts

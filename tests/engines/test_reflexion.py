@@ -136,3 +136,24 @@ async def test_a_human_stop_is_not_retried() -> None:
         Incident("x", now=NOW), model, toolset, inbox, constraints=constraints
     )
     assert result.reason == "stopped" and result.attempts == 1
+
+
+async def test_when_every_attempt_fails_the_least_doubtful_answer_is_kept() -> None:
+    timid = {**DIAGNOSIS, "confidence": 0.45}
+    worse = {**WRONG, "confidence": 0.2}
+
+    def model_fn(request: ModelRequest) -> ModelReply:
+        if not request.tools:
+            return reply("look elsewhere")
+        retried = any(
+            isinstance(m, UserMessage) and m.content.startswith(REJECTION_PREFIX)
+            for m in request.messages
+        )
+        if request.step % 2:
+            return reply("", call("k8s_pods", {"namespace": f"n{request.step}"}))
+        return reply("", call("submit_diagnosis", worse if retried else timid))
+
+    result, _ = await run(FunctionModel(model_fn))
+    assert result.attempts == 3
+    assert result.diagnosis is not None and result.diagnosis.category == "oom_killed"
+    assert result.detail == "unverified after 3 attempts: confidence 0.45 is below 0.50"

@@ -50,6 +50,7 @@ class _Failure:
     error: str = "ratelimited"
     retry_after: int = 1
     channel: str | None = None
+    after: int = 0  # let this many matching calls through first
 
 
 @dataclass(slots=True)
@@ -111,9 +112,11 @@ class FakeSlack:
     # --- test controls --------------------------------------------------------------------
 
     def rate_limit(self, method: str, *, times: int = 1, retry_after: int = 1,
-                   channel: str | None = None) -> None:
-        """Answer the next `times` calls of `method` (in `channel`) with 429."""
-        self._failures.append(_Failure(method, times, retry_after=retry_after, channel=channel))
+                   channel: str | None = None, after: int = 0) -> None:
+        """Answer `times` calls of `method` (in `channel`) with 429, after letting `after`
+        calls through."""
+        self._failures.append(_Failure(method, times, retry_after=retry_after, channel=channel,
+                                       after=after))
 
     def fail(self, method: str, error: str, *, times: int = 1, channel: str | None = None) -> None:
         """Answer the next `times` calls with `{"ok": false, "error": error}`."""
@@ -174,6 +177,9 @@ class FakeSlack:
             if failure.method == method and failure.times > 0 and (
                 failure.channel is None or failure.channel == channel
             ):
+                if failure.after > 0:
+                    failure.after -= 1
+                    return None
                 failure.times -= 1
                 return failure
         return None

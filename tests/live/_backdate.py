@@ -1,4 +1,5 @@
-"""Give loaded objects their recorded `creationTimestamp`, by rewriting them in etcd.
+"""Give loaded objects their recorded `creationTimestamp` (and the `deletionTimestamp` of
+those recorded while terminating), by rewriting them in etcd.
 
 The API server stamps `creationTimestamp` on create and refuses to change it afterwards,
 so objects loaded from a scenario are all "created" at load time. The tools report ages
@@ -126,13 +127,16 @@ def identity(value: bytes) -> tuple[str, str, str] | None:
     return kind, _first(meta, 3).decode(), _first(meta, 1).decode()
 
 
-def with_creation_time(value: bytes, created: datetime) -> bytes:
-    """The stored object with ObjectMeta.creationTimestamp set to `created` (seconds)."""
+def with_creation_time(value: bytes, created: datetime, deleted: datetime | None = None
+                       ) -> bytes:
+    """The stored object with ObjectMeta.creationTimestamp (field 8) set to `created`
+    and, for an object recorded while terminating, deletionTimestamp (field 9) too."""
     unknown = _parse(value[len(_MAGIC):])
     obj = _parse(_first(unknown, 2))
     meta = _parse(_first(obj, 1))
-    stamp = _encode([_Field(1, _VARINT, int(created.timestamp()))])
-    meta = _replace(meta, 8, stamp)
+    meta = _replace(meta, 8, _encode([_Field(1, _VARINT, int(created.timestamp()))]))
+    if deleted is not None and any(f.number == 9 for f in meta):
+        meta = _replace(meta, 9, _encode([_Field(1, _VARINT, int(deleted.timestamp()))]))
     obj = _replace(obj, 1, _encode(meta))
     return _MAGIC + _encode(_replace(unknown, 2, _encode(obj)))
 
@@ -162,14 +166,17 @@ def restore_creation_times(server: KubeApiServer, scenario_dir: Path) -> int:
     if not cluster.is_file():
         return 0
     recorded: dict[tuple[str, str, str], datetime] = {}
+    deleted: dict[tuple[str, str, str], datetime] = {}
     for obj in kube_loader.read_objects(cluster):
         meta = obj.get("metadata") or {}
         if meta.get("creationTimestamp"):
             namespace = meta.get("namespace") or ""
             if obj.get("kind") not in ("Namespace", "Node", "StorageClass") and not namespace:
                 namespace = "default"
-            recorded[(str(obj["kind"]), namespace, meta["name"])] = parse_time(
-                meta["creationTimestamp"])
+            key = (str(obj["kind"]), namespace, meta["name"])
+            recorded[key] = parse_time(meta["creationTimestamp"])
+            if meta.get("deletionTimestamp"):
+                deleted[key] = parse_time(meta["deletionTimestamp"])
     url = _etcd_url(server)
     answer = _etcd(url, "/v3/kv/range", {"key": _b64(b"/registry/"),
                                           "range_end": _b64(b"/registry0")})
@@ -180,7 +187,8 @@ def restore_creation_times(server: KubeApiServer, scenario_dir: Path) -> int:
         found = identity(value)
         if found is None or found not in recorded:
             continue
-        puts.append({"key": kv["key"], "value": _b64(with_creation_time(value, recorded[found]))})
+        new = with_creation_time(value, recorded[found], deleted.get(found))
+        puts.append({"key": kv["key"], "value": _b64(new)})
         rewritten.append(found)
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda body: _etcd(url, "/v3/kv/put", body), puts))

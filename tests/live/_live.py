@@ -15,8 +15,11 @@ event of one scenario must not show in another's answers):
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import ssl
+import threading
 import urllib.error
 import urllib.parse
 from collections.abc import Iterator
@@ -91,15 +94,48 @@ def prometheus_for(scenario_dir: Path) -> Iterator[PrometheusServer]:
         server.stop()
 
 
-def unload_scenario(server: KubeApiServer, scenario_dir: Path) -> None:
-    """Delete every object a scenario's cluster.yaml created, and wait until it is gone.
+class _KeepAlive:
+    """Admin requests over one kept-alive TLS connection per thread: an unload is many
+    small requests, and a TLS handshake each would cost more than the requests."""
 
-    Deletes run on a few threads: each is one small request, and a scenario has dozens.
+    def __init__(self, server: KubeApiServer) -> None:
+        self._host = urllib.parse.urlsplit(server.url)
+        self._token = server.admin_token
+        self._tls = ssl.create_default_context(cafile=str(server.ca_file))
+        self._local = threading.local()
+
+    def request(self, method: str, path: str, body: Any = None,
+                content_type: str = "application/json") -> int:
+        """Send; return the HTTP status (the body is read and dropped)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = http.client.HTTPSConnection(
+                self._host.hostname or "127.0.0.1", self._host.port, context=self._tls,
+                timeout=30)
+            self._local.connection = connection
+        headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
+        payload = None
+        if body is not None:
+            payload, headers["Content-Type"] = json.dumps(body).encode(), content_type
+        connection.request(method, path, body=payload, headers=headers)
+        response = connection.getresponse()
+        response.read()
+        if response.status >= 400 and response.status != 404:
+            raise AssertionError(f"{method} {path}: HTTP {response.status}")
+        return int(response.status)
+
+
+def unload_scenario(server: KubeApiServer, scenario_dir: Path) -> None:
+    """Delete every object a scenario's cluster.yaml created, and check it is gone.
+
+    Objects are deleted with no grace period (no kubelet confirms), their recorded
+    finalizers first removed (no controller would), namespaces finalized by hand (no
+    namespace controller runs); a few threads share the work.
     """
     cluster = scenario_dir / "cluster.yaml"
     if not cluster.is_file():
         return
-    client = server.client()
+    api = _KeepAlive(server)
     objects = kube_loader.read_objects(cluster)
     namespaces = [o["metadata"]["name"] for o in objects if o.get("kind") == "Namespace"
                   and o["metadata"]["name"] not in SYSTEM_NAMESPACES]
@@ -110,47 +146,28 @@ def unload_scenario(server: KubeApiServer, scenario_dir: Path) -> None:
         meta = obj.get("metadata") or {}
         resource = resource_for(str(obj.get("kind")))
         path = resource.path(meta.get("namespace") or "default", meta["name"])
-        paths.append((path, bool(meta.get("finalizers"))))
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda item: _delete(client, *item), paths))
-    for name in namespaces:
-        _delete(client, f"/api/v1/namespaces/{name}", False)
-        try:  # no namespace controller runs: finalize it by hand
-            client.request("PUT", f"/api/v1/namespaces/{name}/finalize", {
+        # The loader keeps a recorded terminating object terminating with a finalizer.
+        paths.append((path, bool(meta.get("finalizers") or meta.get("deletionTimestamp"))))
+
+    def delete(item: tuple[str, bool]) -> None:
+        path, finalizers = item
+        if finalizers:
+            api.request("PATCH", path, {"metadata": {"finalizers": None}},
+                        "application/merge-patch+json")
+        api.request("DELETE", path + "?gracePeriodSeconds=0&propagationPolicy=Background")
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(delete, paths))
+        for name in namespaces:
+            api.request("DELETE", f"/api/v1/namespaces/{name}")
+            api.request("PUT", f"/api/v1/namespaces/{name}/finalize", {
                 "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name},
                 "spec": {"finalizers": []}})
-        except urllib.error.HTTPError as exc:
-            if exc.code != 404:
-                raise
-    remaining = [p for p, _ in paths] + [f"/api/v1/namespaces/{n}" for n in namespaces]
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        survivors = [p for p, alive in zip(remaining, pool.map(
-            lambda path: _exists(client, path), remaining), strict=True) if alive]
+        remaining = [p for p, _ in paths] + [f"/api/v1/namespaces/{n}" for n in namespaces]
+        statuses = list(pool.map(lambda path: api.request("GET", path), remaining))
+    survivors = [p for p, status in zip(remaining, statuses, strict=True) if status != 404]
     if survivors:
         raise AssertionError(f"objects survived the unload: {survivors[:5]}")
-
-
-def _delete(client: Any, path: str, finalizers: bool) -> None:
-    """Delete now (no grace period); strip recorded finalizers, which nothing would clear."""
-    if finalizers:
-        with suppress(urllib.error.HTTPError):
-            client.merge_patch(path, {"metadata": {"finalizers": None}})
-    try:
-        client.request("DELETE", path + "?" + urllib.parse.urlencode(
-            {"gracePeriodSeconds": "0", "propagationPolicy": "Background"}))
-    except urllib.error.HTTPError as exc:
-        if exc.code != 404:
-            raise
-
-
-def _exists(client: Any, path: str) -> bool:
-    try:
-        client.get(path)
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            return False
-        raise
-    return True
 
 
 def service_account_kubeconfig(

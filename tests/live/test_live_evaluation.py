@@ -78,9 +78,10 @@ async def test_live_sources_reach_the_sandbox_diagnoses(
             loaded = time.monotonic() - loading
             opened: list[Sources] = []
 
-            def live(scenario: Scenario) -> Setting:
-                sources = Sources(cluster_of(evaluation_kube), logs_of(elasticsearch_server,
-                                                                       scenario.id),
+            def live(scenario: Scenario, opened: list[Sources] = opened,
+                     prometheus: Any = prometheus) -> Setting:
+                sources = Sources(cluster_of(evaluation_kube),
+                                  logs_of(elasticsearch_server, scenario.id),
                                   metrics_of(prometheus), f"live: {scenario.id}")
                 opened.append(sources)
                 return Setting(sources, now=scenario.now)

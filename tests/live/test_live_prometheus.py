@@ -103,10 +103,12 @@ async def test_raw_promql_instant_and_range(metrics: PrometheusMetrics, scenario
     instant = await metrics.query(f"sum({name})", scenario.now)
     assert instant.result_type == "vector"
     assert instant.series[0].samples[0].value == sum(s.samples[-1].value for s in recorded)
-    ranged = await metrics.query_range(f"max by (pod) ({name})",
-                                       scenario.now - timedelta(hours=1), scenario.now, 300)
+    hour = scenario.now - timedelta(hours=1)
+    ranged = await metrics.query_range(f"max by (pod) ({name})", hour, scenario.now, 300)
     assert ranged.result_type == "matrix" and ranged.step_seconds == 300
-    assert {s.labels["pod"] for s in ranged.series} <= {s.labels["pod"] for s in recorded}
+    in_window = await SandboxMetrics(scenario).series(name, {}, hour, scenario.now,
+                                                      step_seconds=300)
+    assert {s.labels["pod"] for s in ranged.series} == {s.labels["pod"] for s in in_window}
     scalar = await metrics.query("scalar(vector(42))", scenario.now)
     assert scalar.result_type == "scalar" and scalar.value == 42.0
 

@@ -192,29 +192,28 @@ def test_api_server_lists_the_pods_with_their_status(
             )
 
 
+def _event_key(event: dict[str, Any]) -> tuple[Any, ...]:
+    involved = event["involvedObject"]
+    return (
+        involved.get("namespace"),
+        involved.get("name"),
+        event.get("reason"),
+        event.get("count"),
+        event.get("lastTimestamp"),
+    )
+
+
 def test_events_keep_their_reasons_counts_and_times(
     kube_server: KubeApiServer, live_scenario: Path
 ) -> None:
     recorded = _recorded(live_scenario, "Event")
     if not recorded:
         pytest.skip("the scenario has no Events")
-    listed = kube_server.client().get("/api/v1/events")["items"]
-    fingerprint = Counter(
-        (e["involvedObject"].get("name"), e.get("reason"), e.get("count"), e.get("lastTimestamp"))
-        for e in recorded
-    )
-    assert (
-        Counter(
-            (
-                e["involvedObject"].get("name"),
-                e.get("reason"),
-                e.get("count"),
-                e.get("lastTimestamp"),
-            )
-            for e in listed
-        )
-        == fingerprint
-    )
+    listed = Counter(map(_event_key, kube_server.client().get("/api/v1/events")["items"]))
+    wanted = Counter(map(_event_key, recorded))
+    # The API server may add events of its own (its IP-allocation repair loop does),
+    # so every recorded event must be there, and nothing else is asserted.
+    assert listed & wanted == wanted
 
 
 def _pods_with_logs(scenario: Path) -> list[tuple[str, str, str, bool]]:

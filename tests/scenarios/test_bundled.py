@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import filecmp
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from tools.scenarios import bundled_ids, bundled_root, load_scenario
 from tools.scenarios.validate import validate_scenario
 
 IDS = bundled_ids()
+PROMTOOL = shutil.which("promtool")
 
 
 def test_library_size() -> None:
@@ -77,3 +80,16 @@ def _same(compare: filecmp.dircmp[str]) -> bool:
     if compare.left_only or compare.right_only or compare.diff_files or compare.funny_files:
         return False
     return all(_same(sub) for sub in compare.subdirs.values())
+
+
+@pytest.mark.skipif(PROMTOOL is None, reason="promtool is not installed "
+                    "(tests/services/provision.sh apt installs it)")
+@pytest.mark.parametrize("scenario_id", IDS)
+def test_promtool_backfills_the_metrics(scenario_id: str, tmp_path: Path) -> None:
+    """The format's promise: the metrics load into a real Prometheus as they are."""
+    assert PROMTOOL is not None
+    metrics = bundled_root() / scenario_id / "metrics.om"
+    result = subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics",
+                             str(metrics), str(tmp_path / "data")],
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -8,6 +8,8 @@ uid, resourceVersion, creationTimestamp and managedFields are set anew (a real A
 server has no way to backdate creationTimestamp); ownerReferences and involvedObject
 uids are rewritten to the new uids of the objects they name; observedGeneration is
 shifted so that "observed == generation" still holds where it held in the recording.
+An object recorded while terminating is deleted again after loading, so that it is
+terminating again (see _start_deletion).
 
 Every Node gets one extra address, `InternalDNS: 127.0.0.1`, and the kubelet stand-in's
 port as its kubelet endpoint, so that pod logs reach the stand-in through the API
@@ -49,6 +51,8 @@ KIND_ORDER = [
 ]
 LAST = ["Event"]
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
+# Holds a recorded terminating object that has no finalizer of its own (see _start_deletion).
+KEEP_FINALIZER = "triage.local/keep-terminating"
 DROPPED_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink",
                     "generation", "deletionTimestamp", "deletionGracePeriodSeconds")  # fmt: skip
 
@@ -228,8 +232,28 @@ def load_objects(server: KubeApiServer, objects: list[dict[str, Any]]) -> LoadRe
                 raise ServiceError(
                     f"status of {kind} {namespace}/{name}: {http_error_text(exc)}"
                 ) from exc
+        if meta.get("deletionTimestamp"):
+            _start_deletion(client, f"{collection}/{name}", obj, report)
         report.created[kind] = report.created.get(kind, 0) + 1
     return report
+
+
+def _start_deletion(client: KubeClient, url: str, obj: dict[str, Any], report: LoadReport) -> None:
+    """Make a recorded terminating object terminating again, with the same grace period.
+
+    The API server never takes a deletionTimestamp on create, but a DELETE sets one:
+    a Pod bound to a node then waits for its kubelet (none here: it stays Terminating),
+    anything else waits for its finalizers, so one that has none gets ours first. The
+    new deletionTimestamp is the load time plus the grace period, not the recorded one.
+    """
+    meta = obj["metadata"]
+    grace = int(meta.get("deletionGracePeriodSeconds") or 30)
+    bound_pod = obj.get("kind") == "Pod" and obj.get("spec", {}).get("nodeName")
+    if not bound_pod and not meta.get("finalizers"):
+        client.merge_patch(url, {"metadata": {"finalizers": [KEEP_FINALIZER]}})
+        report.notes.append(f"{obj.get('kind')} {meta.get('name')}: finalizer {KEEP_FINALIZER}")
+    client.request("DELETE", url, {"kind": "DeleteOptions", "apiVersion": "v1",
+                                   "gracePeriodSeconds": grace})  # fmt: skip
 
 
 def service_cidr_for(scenario_dir: Path, default: str = "10.96.0.0/12") -> str:

@@ -55,7 +55,7 @@ def one_of_each(investigation_id: str = "inv1") -> list[Event]:
     """A plausible log holding every kind of event at least once, in order."""
     i = investigation_id
     return [
-        InvestigationStarted(i, "checkout pods keep restarting", "analyzer", "react", 12, at(0)),
+        InvestigationStarted(i, "checkout pods keep restarting", "analyzer", "react", 12, at=at(0)),
         LessonsRetrieved(i, 0, ("orders-db: check the connection pool first",), at(0.5)),
         ThoughtRecorded(i, 1, "Restarts: look at the pods of shop first.", at(1)),
         ToolCalled(

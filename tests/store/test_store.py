@@ -110,7 +110,7 @@ async def test_a_new_attempt_reopens_a_finished_investigation(store: Store) -> N
     await store.create(record())
     await store.finish("inv1", "done", DIAGNOSIS)
     await store.append_event(
-        "inv1", InvestigationStarted("inv1", "retry", "gpt-4o", "reflexion", 12, at(9))
+        "inv1", InvestigationStarted("inv1", "retry", "gpt-4o", "reflexion", 12, at=at(9))
     )
     stored = await store.investigation("inv1")
     assert (stored.status, stored.engine, stored.model, stored.ended_at) == (

@@ -125,3 +125,18 @@ def test_env_values_masked_and_references_shown() -> None:
 
 def test_empty_text() -> None:
     assert redact("") == ""
+
+
+def test_kind_and_pod_names_are_not_mistaken_for_credentials() -> None:
+    text = "object: Pod/checkout-fr4tfr2wj2-4dcs2 involved: ReplicaSet/orders-api-7f9c8d6b5"
+    assert redact(text) == text
+
+
+def test_long_unbroken_strings_do_not_backtrack() -> None:
+    """A quadratic pattern took minutes on these; linear ones take well under a second."""
+    import time
+
+    started = time.perf_counter()
+    for text in ("x" * 50_000, "ab." * 17_000, "key=value " * 5_000):
+        redact(text)
+    assert time.perf_counter() - started < 10

@@ -137,11 +137,14 @@ class ElasticsearchLogs:
             # Newest first; among equal times the last indexed first, as the sandbox orders.
             "sort": [{self.fields.timestamp: {"order": "desc"}}, {"_doc": {"order": "desc"}}],
         }
-        if size > _FULL_SOURCE_UP_TO:
+        whole = size <= _FULL_SOURCE_UP_TO
+        if not whole:
             body["_source"] = [getattr(self.fields, f.name) for f in fields(LogFields)]
-        answer = await self._call(lambda: self._client.search(index=self.index, **body))
-        hits = answer["hits"]
-        records = [self._record(hit.get("_source") or {}) for hit in hits["hits"]]
+        answer = await self._call(lambda: self._client.search(
+            index=self.index, filter_path=["hits.total", "hits.hits._source"], **body))
+        hits = answer.get("hits") or {}
+        records = [self._record(hit.get("_source") or {}, whole=whole)
+                   for hit in hits.get("hits") or []]
         return LogHits(total=int(hits["total"]["value"]), records=records)
 
     async def count_over_time(
@@ -295,17 +298,23 @@ class ElasticsearchLogs:
                 found[name] = None  # mapped, but only as analysed text
         return found
 
-    def _record(self, source: Mapping[str, Any]) -> LogRecord:
-        flat = flatten(dict(source))
+    def _record(self, source: Mapping[str, Any], *, whole: bool = True) -> LogRecord:
+        """A document as a LogRecord; `fields` holds every (flattened) field of a whole
+        document, and stays empty for the trimmed documents of a large sample."""
         f = self.fields
+        flat = flatten(dict(source)) if whole else {}
+
+        def get(name: str) -> Any:
+            return flat.get(name) if whole else _lookup(source, name)
+
         return LogRecord(
-            timestamp=parse_time(flat[f.timestamp]),
-            message=str(flat.get(f.message, "")),
-            level=str(flat.get(f.level, "")).lower(),
-            service=str(flat.get(f.service, "")),
-            namespace=str(flat.get(f.namespace, "")),
-            pod=str(flat.get(f.pod, "")),
-            container=str(flat.get(f.container, "")),
+            timestamp=parse_time(get(f.timestamp)),
+            message=str(get(f.message) or ""),
+            level=str(get(f.level) or "").lower(),
+            service=str(get(f.service) or ""),
+            namespace=str(get(f.namespace) or ""),
+            pod=str(get(f.pod) or ""),
+            container=str(get(f.container) or ""),
             fields=flat,
         )
 
@@ -344,6 +353,25 @@ class ElasticsearchLogs:
         except TransportError as exc:
             raise BackendError(f"Elasticsearch at {self.url} failed: {exc.message}") from None
         return response.body if hasattr(response, "body") else response
+
+
+def _lookup(source: Mapping[str, Any], dotted: str) -> Any:
+    """A field of a flat (`{"log.level": ...}`) or nested (`{"log": {"level": ...}}`)
+    document, or of a mix of both, without flattening all of it."""
+    if dotted in source:
+        return source[dotted]
+    head, _, rest = dotted.partition(".")
+    while rest:
+        node = source.get(head)
+        if isinstance(node, Mapping):
+            found = _lookup(node, rest)
+            if found is not None:
+                return found
+        step, _, rest = rest.partition(".")
+        head = f"{head}.{step}"
+        if head in source and not rest:
+            return source[head]
+    return None
 
 
 def _millis(moment: datetime) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from kubernetes.config import ConfigException, load_incluster_config, load_kube_
 from engines.errors import BackendError
 from tools.sources.base import KubeObject
 from tools.sources.kube_api import POD_LOG, KubeResource, resource_for
+
+log = logging.getLogger(__name__)
 
 _PAGE = 500  # objects per list request; big clusters are read in pages
 _MAX_OBJECTS = 20_000  # a list stops here rather than exhaust memory
@@ -180,7 +183,10 @@ class KubernetesCluster:
     async def _explain_empty_log(self, namespace: str, pod: str, container: str | None) -> None:
         """An empty current log of a container that never started says why, as the kubelet
         does; the API server answers an empty body for a pod with no node yet."""
-        obj = await self.get_object("Pod", namespace, pod)
+        try:
+            obj = await self.get_object("Pod", namespace, pod)
+        except BackendError:  # the empty log stands; the pod's status is a bonus
+            return
         status = (obj or {}).get("status") or {}
         for entry in (status.get("containerStatuses") or []) + (
                 status.get("initContainerStatuses") or []):
@@ -212,7 +218,7 @@ class KubernetesCluster:
                 self._request, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
                 body=review)
         except _HttpStatus as exc:
-            if exc.status in (401,):
+            if exc.status == 401:
                 raise self._error(exc, "create", "selfsubjectreviews", "authentication.k8s.io",
                                   None, None, namespaced=False) from None
             return ""
@@ -273,6 +279,8 @@ class KubernetesCluster:
                                   None, namespaced=resource.namespaced) from None
             found.extend(_clean(item, resource) for item in body.get("items") or [])
             token = str((body.get("metadata") or {}).get("continue") or "")
+            if token and len(found) >= _MAX_OBJECTS:
+                log.warning("listing %s stopped at %d objects", resource.plural, len(found))
             if not token or len(found) >= _MAX_OBJECTS:
                 return found
 

@@ -22,6 +22,9 @@ _AT_HOST = re.compile(r"\b(?:to|at|host|server|on|from|lookup|dial tcp|connect t
 _NOT_HOSTS = re.compile(r"\.(java|py|go|js|ts|rb|kt|scala|class|yaml|yml|json|conf|log|txt|sql"
                         r"|sh|so|jar|html|xml)$|^(java|javax|org|com|io|net|sun|jdk)\.[a-z]+\.",
                         re.I)
+RESOLUTION_FAILURES = ("no such host", "nxdomain", "name resolution", "server misbehaving",
+                       "could not resolve", "unknown host", "temporary failure in name",
+                       "failed to resolve", "unable to resolve", "eai_again")
 IN_CLUSTER = (".svc", ".svc.cluster.local", ".cluster.local", ".pod.cluster.local")
 
 
@@ -98,17 +101,19 @@ def troubled(ref: Ref, facts: Facts) -> bool:
 
 def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     """For each in-cluster workload named in another workload's log lines, who named it."""
-    from engines.analyzer.detectors._common import pattern_workloads
+    from engines.analyzer.detectors._common import pattern_workloads, phrase_in
 
     graph: dict[Ref, set[Ref]] = {}
+    resolvers = [r for r in facts.workloads if "dns" in r.name.lower()]
     for pattern in facts.patterns:
         hosts = hosts_in(f"{pattern.example} {pattern.template}")
-        if not hosts:
-            continue
-        owners = pattern_workloads(pattern, facts)
+        owners = pattern_workloads(pattern, facts) if hosts or resolvers else []
         if not owners:
             continue
         caller = owners[0]
+        if phrase_in(pattern.text, RESOLUTION_FAILURES):  # the cluster's resolver is called
+            for resolver in resolvers:
+                graph.setdefault(resolver, set()).add(caller)
         for host, port in hosts:
             callee = target_workload(resolve(host, port, caller.namespace, facts), facts)
             if callee is not None and callee != caller:

@@ -62,12 +62,14 @@ def _container_clues(pod: Pod, container: Container, now_recent: bool) -> list[C
     where = "init container" if container.init else "container"
     killed = container.last_exit in KILLS and container.last_reason != "OOMKilled"
     if container.waiting in CRASH_STATES:
+        said = container.waiting_message
+        telling = bool(said) and "back-off" not in said.lower()
         clues.append(Clue(0.15 if killed else 0.45,
-                          f"{where} {container.name} is in {container.waiting}",
+                          f"{where} {container.name} is in {container.waiting}"
+                          + (f": {said[:120]}" if telling else ""),
                           (container.waiting,), pod.described, (DESCRIBE, PODS), "crash-state"))
-        if container.waiting_message and "back-off" not in container.waiting_message.lower():
-            clues.append(Clue(0.25, container.waiting_message[:120],
-                              (container.waiting_message[:60],), pod.described, (DESCRIBE,),
+        if telling:
+            clues.append(Clue(0.25, said[:120], (said[:60],), pod.described, (DESCRIBE,),
                               "crash-message"))
     code = container.last_exit
     if code not in (None, 0) and code not in KILLS and container.last_reason != "OOMKilled":
@@ -120,6 +122,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             if clues := _container_clues(pod, container, recent):
                 candidate(ref).clues.extend(clues)
                 dying.setdefault(ref, (pod.name, container.name))
+                said = container.waiting_message
+                if said and "back-off" not in said.lower():
+                    candidate(ref).fix = (
+                        f"Give {ref.name} what it needs to start ({container.waiting}: "
+                        f"{said[:140]}), then let the pods restart; or roll {ref.kind} "
+                        f"{ref.namespace}/{ref.name} back to the last revision that started.")
         status = pod.status.removeprefix("Init:")
         if not pod.containers and (status in CRASH_STATES or status.startswith("Error")):
             candidate(ref).clues.append(Clue(0.4, f"pod {pod.name} is {pod.status}",
@@ -130,8 +138,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if crashing:
             oom_only = set(workload.exit_reasons) == {"OOMKilled"}
             weight = 0.15 if ref in killed or oom_only else 0.4
+            states = [s for s in workload.statuses if s.removeprefix("Init:") in CRASH_STATES]
             candidate(ref).clues.append(Clue(
-                weight, f"{crashing} pod(s) in CrashLoopBackOff", ("CrashLoopBackOff",),
+                weight, f"{crashing} pod(s) in {'/'.join(states)}", tuple(states),
                 workload.source, (WORKLOADS,), "crash-rollup"))
         if ref.kind == "Job" and any("failed" in p for p in workload.problems):
             candidate(ref).clues.append(Clue(0.35, f"Job {ref.name} has failed pods",

@@ -22,6 +22,8 @@ DNS = ("no such host", "nxdomain", "name resolution", "name or service not known
        "getaddrinfo", "dns lookup", "dns resolution", "dns error", "dns query",
        "failed to resolve", "unable to resolve", "cannot resolve", "eai_again",
        "no address associated with hostname")
+DNS_LOOKUP = ("dial tcp: lookup", ":53: read udp", ":53: i/o timeout", ":53: connection refused")
+"""Go's resolver naming port 53: a lookup that timed out, whatever the host."""
 BLOCKED = ("i/o timeout", "connection timed out", "connect timed out", "timed out", "timeout",
            "deadline exceeded", "no route to host", "connection refused", "econnrefused",
            "no healthy upstream", "no endpoints available", "upstream connect error",

@@ -16,7 +16,7 @@ from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import LOG_TOOLS, POLICIES, first_of, signal_change
 from engines.analyzer.detectors._logs import Sighting, sightings
 from engines.analyzer.detectors._targets import hosts_in, resolve, target_workload
-from engines.analyzer.detectors.network import BLOCKED, DNS
+from engines.analyzer.detectors.network import BLOCKED, DNS, DNS_LOOKUP
 from engines.analyzer.facts import Facts, Policy, Ref
 from engines.analyzer.scope import Scope
 
@@ -79,13 +79,14 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 _ingress(facts, found, sighting, callee)
             if callee != sighting.workload and (callee is not None or target.external):
                 _egress(facts, found, sighting, callee)
-    for sighting in sightings(facts, scope, DNS):
+    for sighting in sightings(facts, scope, DNS + DNS_LOOKUP):
         for policy in facts.policies.values():
             if selects(policy, sighting.workload) and "Egress" in policy.types and not any(
                     "53" in rule or "all ports" in rule for rule in policy.egress):
                 _blame(found, policy, sighting, 0.35,
                        f"NetworkPolicy {policy.name} restricts egress of "
-                       f"{sighting.workload.name} without allowing DNS (port 53)")
+                       f"{sighting.workload.name} without allowing DNS (port 53)",
+                       "allow DNS (UDP and TCP port 53) to the cluster's resolver")
     for entry in found.values():
         _age(facts, entry)
     return list(found.values())
@@ -105,7 +106,8 @@ def _ingress(facts: Facts, found: dict[Ref, Candidate], sighting: Sighting,
         allowed = "; ".join(policy.ingress) or "nothing"
         _blame(found, policy, sighting, weight,
                f"NetworkPolicy {policy.name} guards {callee.name} and admits only "
-               f"{allowed[:80]}: not {sighting.workload.name} from {sighting.workload.namespace}")
+               f"{allowed[:80]}: not {sighting.workload.name} from {sighting.workload.namespace}",
+               f"admit {sighting.workload.name} from namespace {sighting.workload.namespace}")
 
 
 def _egress(facts: Facts, found: dict[Ref, Candidate], sighting: Sighting,
@@ -122,12 +124,12 @@ def _egress(facts: Facts, found: dict[Ref, Candidate], sighting: Sighting,
     for policy in guards:
         allowed = "; ".join(policy.egress) or "nothing"
         _blame(found, policy, sighting, weight,
-               f"NetworkPolicy {policy.name} restricts egress of {caller.name} to "
-               f"{allowed[:80]}: not {where}")
+               f"NetworkPolicy {policy.name} limits what {caller.name} may reach ({allowed[:80]})"
+               f": not {where}", f"let {caller.name} reach {where}")
 
 
 def _blame(found: dict[Ref, Candidate], policy: Policy, sighting: Sighting, weight: float,
-           note: str) -> None:
+           note: str, remedy: str) -> None:
     ref = Ref("NetworkPolicy", policy.namespace, policy.name)
     entry = found.setdefault(ref, Candidate("network", ref))
     rules = policy.ingress or policy.egress
@@ -138,10 +140,8 @@ def _blame(found: dict[Ref, Candidate], policy: Policy, sighting: Sighting, weig
                             f"{sighting.quote[:80]!r}", (sighting.quote,), sighting.pattern.source,
                             LOG_TOOLS, "policy-victim"))
     entry.affects = tuple(dict.fromkeys((*entry.affects, sighting.workload)))
-    entry.fix = (f"Fix NetworkPolicy {policy.namespace}/{policy.name} so it admits the traffic "
-                 f"its pods need (e.g. from {sighting.workload.name} in namespace "
-                 f"{sighting.workload.namespace}, or DNS on port 53), or roll it back if it was "
-                 "applied by mistake.")
+    entry.fix = (f"Fix NetworkPolicy {policy.namespace}/{policy.name} to {remedy} (add the "
+                 "missing rule), or roll it back if it was applied by mistake.")
     follow = Followup("k8s_get_object", {"kind": "NetworkPolicy", "name": policy.name,
                                          "namespace": policy.namespace},
                       f"see when NetworkPolicy {policy.name} was created")

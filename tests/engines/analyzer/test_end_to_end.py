@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from engines.constraints import ConstraintInbox
 from engines.diagnosis import is_correct
 from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled
 from engines.react import InvestigationResult
+from tests.engines.analyzer.handmade import write_all
 from tools.scenarios import bundled_ids, load_scenario
 
 MAX_MEAN_STEPS = 8
@@ -99,3 +101,35 @@ def test_suite_is_fast_and_short() -> None:
     runs = [run(i) for i in bundled_ids()]
     assert sum(r.result.steps for r in runs) / len(runs) <= MAX_MEAN_STEPS
     assert all(r.seconds < 10 for r in runs)
+
+
+VAGUE_REPORTS = {
+    "pricing-cpu-throttle": "the site feels slow",
+    "query-api-slow-release": "the site feels slow",
+    "payments-netpol": "payments are timing out for customers",
+    "cart-service-selector": "users cannot add items to the basket",
+    "node-not-ready": "errors everywhere since 16:05",
+}
+
+
+@pytest.mark.parametrize("scenario_id", sorted(VAGUE_REPORTS))
+def test_a_vague_report_still_finds_the_cause(scenario_id: str) -> None:
+    """Reports that name no workload (or the wrong one) must still lead to the cause."""
+    if scenario_id not in bundled_ids():
+        pytest.skip(f"{scenario_id} is not bundled")
+    scenario = load_scenario(scenario_id)
+    outcome = asyncio.run(investigate(VAGUE_REPORTS[scenario_id], scenario_setting(scenario_id),
+                                      AnalyzerModel()))
+    assert is_correct(outcome.diagnosis, scenario.truth), outcome.diagnosis
+
+
+def test_handmade_scenarios_written_after_the_detectors(tmp_path: Path) -> None:
+    """Five scenarios in other shapes and names, never tuned for, are all diagnosed."""
+    wrong = []
+    for folder in write_all(tmp_path):
+        scenario = load_scenario(folder)
+        outcome = asyncio.run(investigate(scenario.report, scenario_setting(folder),
+                                          AnalyzerModel()))
+        if not is_correct(outcome.diagnosis, scenario.truth):
+            wrong.append((folder.name, outcome.diagnosis))
+    assert not wrong

@@ -7,8 +7,12 @@
 // and transport layer, which the node loads from <es.path.home>/modules like the
 // distribution does. So this class does what the distribution's bootstrap does that
 // matters for a loopback test node: read elasticsearch.yml from -Des.path.conf
-// (default <home>/config), set up
-// logging, load the modules, build the Node and start it, close it on SIGTERM.
+// (default <home>/config), set up logging, load the modules, build the Node and
+// start it, and close it on SIGTERM.
+//
+// It must run with lib/ on the module path (--module-path <home>/lib
+// --add-modules=ALL-MODULE-PATH), as the distribution does: the plugin loader
+// refuses a server that is not the named module org.elasticsearch.server.
 // The production bootstrap checks (heap, mmap count, file descriptors) are skipped;
 // they only apply to a node bound to a non-loopback address anyway.
 //
