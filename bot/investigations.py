@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,12 +21,15 @@ from typing import Any
 
 from bot import render
 from bot.feedback import InvestigationRecord, LessonStore, Outcome, Store
-from bot.outbox import Outbox, Thread
+from bot.logging_setup import investigation_id as current_investigation
+from bot.outbox import Outbox, Post, Thread
+from bot.render import Message
 from bot.reporter import ThreadReporter, final_state
+from bot.telemetry import Telemetry
 from engines.constraints import Constraint, ConstraintInbox
 from engines.diagnosis import Diagnosis
 from engines.errors import TriageError
-from engines.events import Event, InvestigationStarted, LessonsRetrieved
+from engines.events import Event, EventSink, InvestigationStarted, LessonsRetrieved
 from engines.incident import new_investigation_id
 from engines.react import InvestigationResult
 from tools.registry import Tool
@@ -34,6 +38,8 @@ from tools.sources.base import MetricSource
 log = logging.getLogger(__name__)
 
 APPROVAL_TIMEOUT_SECONDS = 15 * 60.0
+SHUTTING_DOWN = ("Triage is restarting and cannot take this investigation right now; "
+                 "please mention me again in a minute.")
 LESSONS_PER_INVESTIGATION = 3
 
 _WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
@@ -51,6 +57,12 @@ def symptom_words(text: str, limit: int = 8) -> list[str]:
     """The words of an incident that describe it, as tags for a lesson."""
     words = _WORD.findall(_TAG.sub(" ", text.lower()))
     return list(dict.fromkeys(w for w in words if w not in _NOT_SYMPTOMS))[:limit]
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    """An incident's text for a log line: one line, bounded (the formatter masks secrets)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +145,7 @@ class Investigations:
         model_name: str,
         approval_timeout: float = APPROVAL_TIMEOUT_SECONDS,
         metrics: MetricSource | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.runner = runner
         self.outbox = outbox
@@ -144,6 +157,8 @@ class Investigations:
         self._active: dict[str, Investigation] = {}
         self._approval_ids = itertools.count(1)
         self.started = 0
+        self.telemetry = telemetry
+        self.closing = False  # shutting down: no new work
 
     @property
     def running(self) -> int:
@@ -197,7 +212,9 @@ class Investigations:
         investigation.notes = (note,)
         investigation.reporter.post(render.retry_message(correction, user))
         if correction:
-            investigation.inbox.add(correction, user)
+            constraint = investigation.inbox.add(correction, user)
+            if self.telemetry is not None:
+                self.telemetry.constraint(constraint.kind)
         return self._launch(investigation, None)
 
     def resume(
@@ -238,6 +255,13 @@ class Investigations:
             investigation.id, investigation.thread.channel, investigation.thread
         )
         reporter, user = investigation.reporter, investigation.requested_by
+        if self.closing:
+            # An event acknowledged just before shutdown: say so instead of starting work
+            # that would be cut off at once.
+            log.info("refused investigation %s in %s: shutting down", investigation_id, channel,
+                     extra={"investigation_id": investigation_id})
+            self.outbox.put(Post(thread, Message(SHUTTING_DOWN)))
+            return investigation
 
         def dead(error: str) -> None:
             log.warning("investigation %s cannot post in %s (%s): stopping it",
@@ -250,17 +274,22 @@ class Investigations:
         thread.on_dead = dead
         self._active[investigation_id] = investigation
         self.started += 1
+        if self.telemetry is not None:
+            self.telemetry.investigations_started.inc()
         reporter.open()
         investigation.task = self.background.spawn(
             self._run(investigation), name=f"investigation-{investigation_id}"
         )
-        log.info("investigation %s started in %s for %s", investigation_id, channel, user)
+        log.info("investigation %s started in %s for %s: %s", investigation_id, channel, user,
+                 _clip(investigation.text), extra={"investigation_id": investigation_id})
         return investigation
 
     def steer(self, investigation: Investigation, text: str, user: str) -> Constraint:
         """A human's reply becomes a constraint, confirmed in the thread at once. While a
         new attempt after a Wrong runs, what they say is also the correction: a lesson."""
         constraint = investigation.inbox.add(text, user)
+        if self.telemetry is not None:
+            self.telemetry.constraint(constraint.kind)
         investigation.reporter.noted(constraint.summary, user, stop=constraint.kind == "stop")
         if constraint.kind == "stop":
             self._deny_pending(investigation, user)
@@ -286,7 +315,10 @@ class Investigations:
         return False
 
     async def shutdown(self, grace: float = 10.0) -> None:
-        """Ask every run to stop and summarise, give them `grace` seconds, then cancel."""
+        """Take no new work; ask every run to stop and summarise; within `grace` seconds in
+        all, let them end and their posts go out, then cancel what is left."""
+        deadline = time.monotonic() + grace
+        self.closing = True
         for investigation in list(self._active.values()):
             if not investigation.inbox.stop_requested:
                 investigation.reporter.stop_reason = "Triage is shutting down"
@@ -294,19 +326,22 @@ class Investigations:
                 self._deny_pending(investigation, "")
         tasks = [i.task for i in self._active.values() if i.task is not None]
         if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=grace)
+            _, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
         try:
-            await asyncio.wait_for(self.outbox.drain(), timeout=grace)
+            await asyncio.wait_for(self.outbox.drain(),
+                                   timeout=max(0.5, deadline - time.monotonic()))
         except TimeoutError:
             log.warning("%d Slack messages were not sent before shutdown", self.outbox.pending)
 
     # --- the run --------------------------------------------------------------------------
 
     async def _run(self, investigation: Investigation) -> None:
+        current_investigation.set(investigation.id)  # this task's log lines carry the id
         thread, reporter = investigation.thread, investigation.reporter
+        meter = self.telemetry.meter() if self.telemetry is not None else None
         if not investigation.known:
             await self.store.create(
                 InvestigationRecord(
@@ -333,6 +368,8 @@ class Investigations:
             # (acks are due within 3 s) are served between its events.
             await asyncio.sleep(0)
 
+        events: EventSink = meter.wrap(sink) if meter is not None else sink
+
         async def approver(tool: Tool, arguments: dict[str, Any], description: str) -> bool:
             return await self._approve(investigation, tool, description)
 
@@ -340,7 +377,7 @@ class Investigations:
         result: InvestigationResult | None = None
         try:
             result = await self.runner(
-                RunRequest(investigation.id, investigation.text, sink, investigation.inbox,
+                RunRequest(investigation.id, investigation.text, events, investigation.inbox,
                            approver, lessons=lessons, resume=investigation.resume,
                            notes=investigation.notes, now=investigation.now)
             )
@@ -349,6 +386,8 @@ class Investigations:
                 reporter.fail(result.detail or "the investigation ended without a word")
         except asyncio.CancelledError:
             outcome = "stopped"
+            if meter is not None:
+                meter.finish("stopped")
             reporter.fail("the investigation was interrupted (the bot is shutting down or "
                           "cannot post here)")
             raise
@@ -358,6 +397,9 @@ class Investigations:
             log.exception("investigation %s crashed", investigation.id)
             reporter.fail(f"internal error: {type(exc).__name__}")
         finally:
+            if meter is not None:
+                meter.finish(result.reason if result is not None else "failed")
+            log.info("investigation %s ended: %s", investigation.id, outcome)
             self._deny_pending(investigation, "")
             self._active.pop(investigation.id, None)
             self.background.spawn(

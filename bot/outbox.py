@@ -22,7 +22,9 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.logging_setup import investigation_id
 from bot.render import Message, StepView, fits, step_message
+from bot.telemetry import Telemetry, slack_method
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +120,7 @@ class ChannelQueue:
     worker: asyncio.Task[None] | None = None
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     sent: int = 0
+    telemetry: Telemetry | None = None
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -133,6 +136,7 @@ class ChannelQueue:
             self.worker = asyncio.create_task(self._work(), name=f"slack-out-{self.channel}")
 
     async def _work(self) -> None:
+        investigation_id.set(None)  # the channel's worker serves every thread in it
         try:
             while self.items:
                 item = self.items.popleft()
@@ -148,6 +152,8 @@ class ChannelQueue:
                 except RateLimitedError as limited:
                     log.info("channel %s rate limited, waiting %.1fs", self.channel,
                              limited.retry_after)
+                    if self.telemetry is not None:
+                        self.telemetry.slack_retry(_method_of(item))
                     self.items.appendleft(item)
                     if isinstance(item, Status):
                         item.thread.status_pending = True
@@ -195,19 +201,27 @@ class ChannelQueue:
                 self._slack_error(item, exc)
                 return
             except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                if self.telemetry is not None:
+                    self.telemetry.slack_error(_method_of(item), type(exc).__name__)
                 if attempt == NETWORK_ATTEMPTS:
                     log.error("giving up on a message to %s after %d attempts: %s",
                               self.channel, attempt, exc)
                     if isinstance(item, Status) and item.thread.status_ts is None:
                         self._dead(item.thread, "unreachable")  # no thread to post into
                     return
+                if self.telemetry is not None:
+                    self.telemetry.slack_retry(_method_of(item))
                 await asyncio.sleep(0.5 * 2 ** (attempt - 1))
 
     def _slack_error(self, item: Item, exc: SlackApiError) -> None:
         response = exc.response
+        error = str(response.get("error", "unknown_error"))
+        if self.telemetry is not None:
+            method = slack_method(response.api_url) if response.api_url else _method_of(item)
+            self.telemetry.slack_error(method, "ratelimited" if response.status_code == 429
+                                       else error)
         if response.status_code == 429:
             raise RateLimitedError(_retry_after(response.headers)) from None
-        error = str(response.get("error", "unknown_error"))
         log.warning("Slack refused a %s in %s: %s", type(item).__name__, self.channel, error)
         first_message = isinstance(item, Status) and item.thread.status_ts is None
         if error in FATAL_ERRORS or first_message:
@@ -275,6 +289,19 @@ class ChannelQueue:
         return str(response["ts"])
 
 
+def _method_of(item: Item) -> str:
+    """The Web API method an item is sent with (its first call, for an upload)."""
+    match item:
+        case Status():
+            return "chat.postMessage" if item.thread.status_ts is None else "chat.update"
+        case Update():
+            return "chat.update"
+        case Upload():
+            return "files.getUploadURLExternal"
+        case _:
+            return "chat.postMessage"
+
+
 def _retry_after(headers: Any) -> float:
     for key, value in dict(headers or {}).items():
         if key.lower() == "retry-after":
@@ -289,15 +316,17 @@ def _retry_after(headers: Any) -> float:
 class Outbox:
     """All channel queues of the bot."""
 
-    def __init__(self, client: AsyncWebClient) -> None:
+    def __init__(self, client: AsyncWebClient, telemetry: Telemetry | None = None) -> None:
         self.client = client
+        self.telemetry = telemetry
         self._queues: dict[str, ChannelQueue] = {}
 
     def put(self, item: Item) -> None:
         channel = item.thread.channel
         queue = self._queues.get(channel)
         if queue is None:
-            queue = self._queues[channel] = ChannelQueue(self.client, channel)
+            queue = self._queues[channel] = ChannelQueue(self.client, channel,
+                                                         telemetry=self.telemetry)
         queue.put(item)
 
     @property

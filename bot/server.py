@@ -7,7 +7,10 @@ request reaches the app, so a malformed or unsigned one changes nothing. Events 
 acknowledged as soon as they are checked and handled right after (Slack reads nothing of the
 answer but its status); slash commands and button clicks go through the app first, because
 their answer can carry a message. `/healthz` says the process serves; `/readyz` says it is
-connected to Slack and can take work.
+connected to Slack and can take work; `/metrics` is the bot's Prometheus metrics. Once the
+bot is shutting down (`draining`), events get a 503, so Slack delivers them again later (to
+another replica, or to this one once restarted) instead of this bot taking them as work;
+slash commands get a polite refusal; button clicks still reach the running investigations.
 """
 
 from __future__ import annotations
@@ -28,12 +31,16 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
+from bot.telemetry import CONTENT_TYPE_LATEST, Telemetry
+
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 MAX_BODY_BYTES = 1024 * 1024
 MAX_AGE_SECONDS = 300
 Readiness = Callable[[], Awaitable[dict[str, Any]]]
+SHUTTING_DOWN = ("Triage is restarting and cannot start an investigation right now; "
+                 "please try again in a minute.")
 
 
 class Signature:
@@ -102,7 +109,8 @@ def check_payload(body: str, content_type: str) -> dict[str, Any]:
 
 
 class HttpServer:
-    """aiohttp server for `/slack/events` (HTTP mode only), `/healthz` and `/readyz`."""
+    """aiohttp server for `/slack/events` (HTTP mode only), `/healthz`, `/readyz` and
+    `/metrics` (when given the bot's telemetry)."""
 
     def __init__(
         self,
@@ -110,18 +118,23 @@ class HttpServer:
         *,
         app: AsyncApp | None = None,
         signing_secret: str | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if app is not None and not signing_secret:
             raise ValueError("HTTP mode needs the signing secret to verify requests")
         self._app = app
         self._verifier = Signature(signing_secret) if signing_secret else None
         self._readiness = readiness
+        self._telemetry = telemetry
+        self.draining = False
         self._runner: web.AppRunner | None = None
         self._dispatching: set[asyncio.Task[None]] = set()
         self.port = 0
         self.web = web.Application(client_max_size=MAX_BODY_BYTES)
         self.web.router.add_get("/healthz", self._healthz)
         self.web.router.add_get("/readyz", self._readyz)
+        if telemetry is not None:
+            self.web.router.add_get("/metrics", self._metrics)
         if app is not None:
             self.web.router.add_post(EVENTS_PATH, self._events)
 
@@ -143,20 +156,35 @@ class HttpServer:
         self.port = int(sock.getsockname()[1])
         return self.port
 
-    async def stop(self) -> None:
+    async def stop(self, within: float = 5.0) -> None:
         """Stop listening, then let the events already acknowledged reach their listeners."""
+        self.draining = True
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
         if self._dispatching:
-            await asyncio.wait(self._dispatching, timeout=5)
+            await asyncio.wait(self._dispatching, timeout=max(0.1, within))
+
+    async def settle(self, within: float) -> None:
+        """Wait (at most `within` seconds) for the events acknowledged before draining to be
+        handed to their listeners."""
+        if self._dispatching and within > 0:
+            await asyncio.wait(self._dispatching, timeout=within)
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
     async def _readyz(self, request: web.Request) -> web.Response:
         state = await self._readiness()
+        if self.draining:
+            state["ready"] = False
         return web.json_response(state, status=200 if state.get("ready") else 503)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        assert self._telemetry is not None
+        response = web.Response(body=self._telemetry.exposition())
+        response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+        return response
 
     async def _events(self, request: web.Request) -> web.Response:
         assert self._app is not None and self._verifier is not None
@@ -176,6 +204,13 @@ class HttpServer:
         except (UnicodeDecodeError, MalformedRequestError, ValueError) as exc:
             log.warning("refused a malformed request: %s", exc)
             return web.json_response({"error": "malformed request"}, status=400)
+        if self.draining and payload.get("type") == "event_callback":
+            # Not acknowledged: Slack delivers it again later, to a bot that takes work.
+            log.info("refused an event while shutting down: %s", payload.get("event_id"))
+            return web.json_response({"error": "shutting down"}, status=503,
+                                     headers={"Retry-After": "60"})
+        if self.draining and "command" in payload:
+            return web.json_response({"response_type": "ephemeral", "text": SHUTTING_DOWN})
         if payload.get("type") == "event_callback":
             # Slack reads nothing of an event's response but its 200: answer now, handle
             # after, so the ack never queues behind other work on this loop.

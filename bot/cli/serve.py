@@ -1,10 +1,13 @@
 """`triage serve`: run the Slack bot.
 
 Socket Mode when `SLACK_APP_TOKEN` is set, HTTP mode (events at /slack/events, signatures
-checked with `SLACK_SIGNING_SECRET`) otherwise; `/healthz` and `/readyz` on `--port` in both.
-`serve` is the whole lifecycle and takes its runner as an argument, so tests and benchmarks
-run exactly this code with a model of their choosing. SIGTERM and SIGINT stop it gracefully:
-new work is refused, running investigations stop with a summary, queued posts go out.
+checked with `SLACK_SIGNING_SECRET`) otherwise; `/healthz`, `/readyz` and `/metrics` on
+`--port` in both. `serve` is the whole lifecycle and takes its runner as an argument, so
+tests and benchmarks run exactly this code with a model of their choosing. SIGTERM and
+SIGINT stop it gracefully: `/readyz` answers 503 at once and new work is refused (events get
+a 503 so that Slack delivers them again elsewhere), running investigations stop with a
+summary, queued posts go out, and the process exits within `--grace` seconds. Logs are JSON
+lines on stderr at `TRIAGE_LOG_LEVEL` (see bot/logging_setup.py).
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ from bot.app import EventDeduper, Services, SlackSettings, build_app, build_clie
 from bot.cli.investigate import add_live_options, live_setting
 from bot.feedback import MemoryStore, Store
 from bot.investigations import Background, Investigations, Runner, RunRequest
+from bot.logging_setup import configure as configure_logging
 from bot.outbox import Outbox
 from bot.server import EVENTS_PATH, HttpServer
 from bot.store import Store as SqlStore
 from bot.store import StoreError
 from bot.store.url import describe, resolve_url
+from bot.telemetry import MeteredModel, Telemetry, metered_retry_handlers
 from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
 from engines.errors import ConfigurationError
 from engines.events import Event, InvestigationStarted
@@ -57,7 +62,7 @@ def register(subparsers: Any) -> None:
         "--port",
         type=int,
         default=3000,
-        help="HTTP port: Slack events (HTTP mode) and /healthz, /readyz",
+        help="HTTP port: Slack events (HTTP mode) and /healthz, /readyz, /metrics",
     )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
     parser.add_argument(
@@ -74,8 +79,26 @@ def register(subparsers: Any) -> None:
         "--engine", default="reflexion", choices=ENGINES,
         help="reasoning engine (default: reflexion)",
     )
+    parser.add_argument(
+        "--grace", type=_grace, default=DEFAULT_GRACE, metavar="SECONDS",
+        help="on SIGTERM, how long running investigations get to finish before the bot exits "
+        f"(default: {DEFAULT_GRACE:g}; keep it under the pod's termination grace period)",
+    )
     add_live_options(parser)
     parser.set_defaults(handler=run)
+
+
+DEFAULT_GRACE = 10.0
+
+
+def _grace(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError("must be more than 0 and at most 3600 seconds")
+    return seconds
 
 
 def make_runner(setting: Setting, model: Model, engine: str = "react") -> Runner:
@@ -109,7 +132,8 @@ async def run(args: argparse.Namespace) -> int:
         policy = AccessPolicy.from_env(os.environ)
     except ValueError as exc:
         raise ConfigurationError(f"TRIAGE_ALLOWED_CHANNELS / TRIAGE_ALLOWED_USERS: {exc}") from None
-    model = build_model(args.model)
+    telemetry = Telemetry()
+    model = MeteredModel(build_model(args.model), telemetry)
     warm_up()  # the tokenizer's tables, built now rather than inside the first step
     if args.scenario:
         setting = scenario_setting(args.scenario)
@@ -132,6 +156,8 @@ async def run(args: argparse.Namespace) -> int:
                 stop=stop,
                 store=store,
                 metrics=setting.sources.metrics,
+                grace=getattr(args, "grace", DEFAULT_GRACE),
+                telemetry=telemetry,
             )
         finally:
             await store.close()
@@ -189,13 +215,9 @@ async def resume_unfinished(store: Store, investigations: Investigations) -> int
 
 
 def _configure_logging() -> None:
-    logging.basicConfig(
-        level=logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    for noisy in ("slack_bolt", "slack_sdk", "triage.bolt", "aiohttp.access"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    """JSON lines on stderr at TRIAGE_LOG_LEVEL (a bad value is a ConfigurationError);
+    Slack's and aiohttp's own loggers stay at WARNING or above."""
+    configure_logging(os.environ, sys.stderr)
 
 
 def _announce(line: str) -> None:
@@ -241,15 +263,22 @@ async def serve(
     grace: float = 10.0,
     announce: Callable[[str], None] = _announce,
     metrics: MetricSource | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Services:
-    """Run the bot until `stop` is set; returns its services (tests inspect the store)."""
+    """Run the bot until `stop` is set; returns its services (tests inspect the store).
+
+    Once `stop` is set the bot exits within `grace` seconds: not ready at once, no new
+    work, running investigations asked to stop and then cancelled, queued posts sent."""
+    telemetry = telemetry if telemetry is not None else Telemetry()
     session = aiohttp.ClientSession()
     client = build_client(settings, session)
+    client.retry_handlers = metered_retry_handlers(client.retry_handlers, telemetry)
     background = Background()
-    outbox = Outbox(client)
+    outbox = Outbox(client, telemetry)
     store = store if store is not None else MemoryStore()
     investigations = Investigations(
-        runner, outbox, store, background, model_name=model_name, metrics=metrics
+        runner, outbox, store, background, model_name=model_name, metrics=metrics,
+        telemetry=telemetry,
     )
     services = Services(
         client,
@@ -277,7 +306,9 @@ async def serve(
         readiness,
         app=None if settings.socket_mode else app,
         signing_secret=settings.signing_secret,
+        telemetry=telemetry,
     )
+    loop = asyncio.get_running_loop()
     try:
         try:
             bound = await server.start(host, port)
@@ -299,19 +330,27 @@ async def serve(
         else:
             announce(
                 f"serving Slack in HTTP mode as {who} on http://{host}:{bound}"
-                f"{EVENTS_PATH} (health: /healthz, /readyz)"
+                f"{EVENTS_PATH} (health: /healthz, /readyz; metrics: /metrics)"
             )
         await stop.wait()
     finally:
+        # Everything below shares one deadline: the pod's grace period is for all of it.
+        deadline = loop.time() + grace
+
+        def left(floor: float = 0.1) -> float:
+            return max(floor, deadline - loop.time())
+
+        server.draining = True  # /readyz says 503 and new events are refused from now on
         if identity:
             announce("shutting down: stopping running investigations")
         if socket is not None:
             await socket.close_async()
-        await server.stop()
-        await investigations.shutdown(grace)
+        await server.settle(min(1.0, left()))  # acked events reach the listeners first
+        await investigations.shutdown(left(0.0))
         try:
-            await asyncio.wait_for(background.join(), timeout=grace)
+            await asyncio.wait_for(background.join(), timeout=left())
         except TimeoutError:
             log.warning("background work still running at exit was abandoned")
+        await server.stop(min(1.0, left()))
         await session.close()
     return services
