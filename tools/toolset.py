@@ -143,12 +143,18 @@ class Toolset:
         if isinstance(data, dict) and RAW_TOKENS_KEY in data:
             data = dict(data)
             raw_tokens = int(data.pop(RAW_TOKENS_KEY))
-        data = redact_data(data)
-        text, _, whole = fit(data, self.observation_tokens)
+        data, text, whole = await asyncio.to_thread(self._render, data)
         raw_tokens = raw_tokens or whole
         return ToolResult(
             "success", text, data, None, raw_tokens, False, time.perf_counter() - started
         )
+
+    def _render(self, data: Any) -> tuple[Any, str, int]:
+        """Mask and render a result: pure CPU work, done in a worker thread so that a bot
+        serving many investigations keeps answering Slack while observations are built."""
+        masked = redact_data(data)
+        text, _, whole = fit(masked, self.observation_tokens)
+        return masked, text, whole
 
     @staticmethod
     def _error(message: str, started: float) -> ToolResult:
