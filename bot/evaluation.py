@@ -17,13 +17,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.wiring import Setting, build_model, investigate
+from bot.wiring import Setting, build_model, investigate, sandbox_setting
 from engines.constraints import ConstraintInbox
 from engines.diagnosis import is_correct
 from engines.errors import TriageError
 from engines.model import Model
 from tools.scenarios import Scenario, bundled_ids, load_scenario
-from tools.sources.sandbox import sandbox_sources
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +111,6 @@ def scenario_refs(folder: Path | None) -> list[str | Path]:
     if not found:
         raise TriageError(f"no scenario (a folder with scenario.yaml) under {folder}")
     return list(found)
-
-
-def sandbox_setting(scenario: Scenario) -> Setting:
-    return Setting(sandbox_sources(scenario), scenario.now, scenario)
 
 
 async def evaluate_one(

@@ -65,10 +65,6 @@ def build_engine(name: str, model: Model) -> ReactEngine | ReflexionEngine:
     raise ConfigurationError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
 
 
-def scenario_ref(ref: str | Path) -> Scenario:
-    return load_scenario(ref)
-
-
 @dataclass(frozen=True, slots=True)
 class Setting:
     """Where an investigation's data comes from, and its clock."""
@@ -78,9 +74,13 @@ class Setting:
     scenario: Scenario | None = None
 
 
-def scenario_setting(ref: str | Path) -> Setting:
-    scenario = load_scenario(ref)
+def sandbox_setting(scenario: Scenario) -> Setting:
+    """Tools served from a scenario, on the scenario's clock."""
     return Setting(sandbox_sources(scenario), scenario.now, scenario)
+
+
+def scenario_setting(ref: str | Path) -> Setting:
+    return sandbox_setting(load_scenario(ref))
 
 
 def build_toolset(

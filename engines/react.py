@@ -130,6 +130,25 @@ async def emit(sink: EventSink, event: Event) -> None:
         log.exception("event sink failed on %s", event.kind)
 
 
+async def announce(
+    sink: EventSink,
+    incident: Incident,
+    model: Model,
+    engine: str,
+    max_steps: int,
+    lessons: Sequence[str],
+) -> None:
+    """The events that open a run: it started, and which lessons it was given."""
+    await emit(
+        sink,
+        InvestigationStarted(
+            incident.id, incident.text, model.name, engine, max_steps, incident.now
+        ),
+    )
+    if lessons:
+        await emit(sink, LessonsRetrieved(incident.id, 0, tuple(lessons)))
+
+
 @dataclass(slots=True)
 class _Run:
     """Mutable state of one run, kept out of the engine so the engine is reusable."""
@@ -186,19 +205,7 @@ class ReactEngine:
         not repeated, and the run goes on from there.
         """
         if not resume:
-            await emit(
-                sink,
-                InvestigationStarted(
-                    incident.id,
-                    incident.text,
-                    model.name,
-                    self.name,
-                    self.config.max_steps,
-                    incident.now,
-                ),
-            )
-            if lessons:
-                await emit(sink, LessonsRetrieved(incident.id, 0, tuple(lessons)))
+            await announce(sink, incident, model, self.name, self.config.max_steps, lessons)
         result = await self.attempt(
             incident,
             model,

@@ -20,9 +20,7 @@ from engines.errors import ModelError
 from engines.events import (
     Event,
     EventSink,
-    InvestigationStarted,
     InvestigationStopped,
-    LessonsRetrieved,
     ReflectionRecorded,
     discard,
 )
@@ -34,6 +32,7 @@ from engines.react import (
     InvestigationResult,
     ReactEngine,
     ToolRunner,
+    announce,
     emit,
 )
 
@@ -175,19 +174,8 @@ class ReflexionEngine:
         """Investigate with up to `max_attempts` attempts. `notes` open every attempt (a
         human's correction of an earlier answer, for instance)."""
         if not resume:
-            await emit(
-                sink,
-                InvestigationStarted(
-                    incident.id,
-                    incident.text,
-                    model.name,
-                    self.name,
-                    self.config.max_steps * self.reflexion.max_attempts,
-                    incident.now,
-                ),
-            )
-            if lessons:
-                await emit(sink, LessonsRetrieved(incident.id, 0, tuple(lessons)))
+            steps = self.config.max_steps * self.reflexion.max_attempts
+            await announce(sink, incident, model, self.name, steps, lessons)
         constraints = constraints if constraints is not None else ConstraintSet()
         inbox = inbox or ConstraintInbox(known_tools=toolset.names)
         carried = list(notes)
