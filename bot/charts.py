@@ -5,7 +5,10 @@ hundreds of samples behind them, and that is right for the model. A human sees a
 faster than they read a number, so when a metric observation is abnormal (a workload signal
 flagged, or a level shift in a queried metric) the bot asks the same metric source for the
 series over the same window and draws them. Drawing uses matplotlib's object API (no
-pyplot state) in one worker thread, so the event loop never waits on it.
+pyplot state) in a worker process of its own: a chart is tens of milliseconds of pure
+Python that, in a thread of the bot's process, holds the GIL and leaves reference cycles
+for the collector, and so stalled the event loop (and Slack's acks) by as much. In its own
+process it costs the loop nothing and runs on the other core.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ import asyncio
 import io
 import itertools
 import logging
+import multiprocessing
+import os
 import re
+import threading
+import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,8 +46,49 @@ _SIGNALS: dict[str, tuple[str, dict[str, str], bool, str]] = {
     "requests": ("http_requests_total", {}, True, "/s"),
 }
 
-# One drawing thread: matplotlib's font cache and Agg canvases are happiest unshared.
-_EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="triage-charts")
+
+
+class _Painter:
+    """The one drawing process, started on first use (or by `warm_up`) and started again if
+    it dies; charts are small, so one process keeps up with many investigations."""
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+
+    def submit(self, plan: ChartPlan, lines: Sequence[Line]) -> Future[bytes]:
+        if self._pool is None:
+            # spawn, not fork: the bot's process has threads and an event loop to not copy.
+            context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context,
+                                             initializer=_follow_parent,
+                                             initargs=(os.getpid(),))
+        return self._pool.submit(draw, plan, list(lines))
+
+    def broken(self) -> None:
+        """Forget a pool whose process died; the next chart starts a new one."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+_PAINTER = _Painter()
+
+
+def _follow_parent(parent: int) -> None:
+    """In the drawing process: exit as soon as the bot's process is gone (killed, say)
+    rather than live on as an orphan holding the bot's stderr open."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="follow-parent", daemon=True).start()
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +208,7 @@ def _lines(plan: ChartPlan, found: Sequence[Series]) -> list[Line]:
 
 
 def draw(plan: ChartPlan, lines: Sequence[Line]) -> bytes:
-    """PNG bytes of the chart. Blocking: runs in the chart thread."""
+    """PNG bytes of the chart. Blocking: runs in the drawing process."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
     from matplotlib.figure import Figure
@@ -195,15 +244,16 @@ def draw(plan: ChartPlan, lines: Sequence[Line]) -> bytes:
 
 
 def warm_up() -> None:
-    """Import matplotlib and build its font cache in the chart thread now, so the first
-    chart of the day does not take seconds."""
+    """Start the drawing process and have it import matplotlib and build its font cache
+    now, so the first chart of the day does not take seconds."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    plan = ChartPlan("warm-up", "", {}, start, start)
+    _PAINTER.submit(plan, [Line("x", ((start, 0.0), (start + timedelta(minutes=1), 1.0)))])
 
-    def first() -> None:
-        start = datetime(2026, 1, 1, tzinfo=UTC)
-        plan = ChartPlan("warm-up", "", {}, start, start)
-        draw(plan, [Line("x", ((start, 0.0), (start + timedelta(minutes=1), 1.0)))])
 
-    _EXECUTOR.submit(first)
+def shutdown() -> None:
+    """Stop the drawing process (at the bot's exit)."""
+    _PAINTER.shutdown()
 
 
 async def render(plan: ChartPlan, source: MetricSource) -> bytes | None:
@@ -215,7 +265,12 @@ async def render(plan: ChartPlan, source: MetricSource) -> bytes | None:
         lines = _lines(plan, found)
         if not lines:
             return None
-        return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, draw, plan, lines)
+        return await asyncio.wrap_future(_PAINTER.submit(plan, lines))
+    except BrokenProcessPool:
+        log.warning("the chart process died drawing %r; the next chart starts a new one",
+                    plan.title)
+        _PAINTER.broken()
+        return None
     except Exception:  # a chart is never worth an investigation
         log.exception("could not draw the chart %r", plan.title)
         return None

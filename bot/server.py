@@ -4,8 +4,10 @@ Requests are checked here before slack-bolt sees them, in the order that keeps a
 from learning anything: first the signature (401 when missing or wrong, whatever the body),
 then the shape (400 for a body that is not a Slack payload). Only a signed, well-formed
 request reaches the app, so a malformed or unsigned one changes nothing. Events are
-acknowledged as soon as they are checked and handled right after (Slack reads nothing of the
-answer but its status); slash commands and button clicks go through the app first, because
+acknowledged as soon as they are checked and handed to the app once the requests arriving
+with them are answered too (`bot.handoff`: Slack reads nothing of the answer but its
+status, and under a burst no ack waits behind an investigation's first steps); slash
+commands and button clicks go through the app first, because
 their answer can carry a message. `/healthz` says the process serves; `/readyz` says it is
 connected to Slack and can take work; `/metrics` is the bot's Prometheus metrics. Once the
 bot is shutting down (`draining`), events get a 503, so Slack delivers them again later (to
@@ -31,6 +33,7 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
+from bot.handoff import LONGEST_SECONDS, QUIET_SECONDS, Handoff
 from bot.telemetry import CONTENT_TYPE_LATEST, Telemetry
 
 log = logging.getLogger(__name__)
@@ -119,6 +122,7 @@ class HttpServer:
         app: AsyncApp | None = None,
         signing_secret: str | None = None,
         telemetry: Telemetry | None = None,
+        event_quiet: float = QUIET_SECONDS,
     ) -> None:
         if app is not None and not signing_secret:
             raise ValueError("HTTP mode needs the signing secret to verify requests")
@@ -129,6 +133,9 @@ class HttpServer:
         self.draining = False
         self._runner: web.AppRunner | None = None
         self._dispatching: set[asyncio.Task[None]] = set()
+        self._handoff: Handoff[AsyncBoltRequest] = Handoff(
+            self._start_dispatch, quiet=event_quiet, longest=max(event_quiet, LONGEST_SECONDS)
+        )
         self.port = 0
         self.web = web.Application(client_max_size=MAX_BODY_BYTES)
         self.web.router.add_get("/healthz", self._healthz)
@@ -162,12 +169,14 @@ class HttpServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        self._handoff.flush()
         if self._dispatching:
             await asyncio.wait(self._dispatching, timeout=max(0.1, within))
 
     async def settle(self, within: float) -> None:
         """Wait (at most `within` seconds) for the events acknowledged before draining to be
         handed to their listeners."""
+        self._handoff.flush()
         if self._dispatching and within > 0:
             await asyncio.wait(self._dispatching, timeout=within)
 
@@ -214,12 +223,15 @@ class HttpServer:
         if payload.get("type") == "event_callback":
             # Slack reads nothing of an event's response but its 200: answer now, handle
             # after, so the ack never queues behind other work on this loop.
-            task = asyncio.create_task(self._dispatch(bolt_request))
-            self._dispatching.add(task)
-            task.add_done_callback(self._dispatching.discard)
+            self._handoff.add(bolt_request)
             return web.Response(status=200)
         response = await self._app.async_dispatch(bolt_request)  # commands: the body matters
         return await to_aiohttp_response(response)
+
+    def _start_dispatch(self, request: AsyncBoltRequest) -> None:
+        task = asyncio.create_task(self._dispatch(request))
+        self._dispatching.add(task)
+        task.add_done_callback(self._dispatching.discard)
 
     async def _dispatch(self, request: AsyncBoltRequest) -> None:
         assert self._app is not None

@@ -3,15 +3,16 @@ lists cut with a note, namespace checks, and the raw-token cost of what a tool r
 
 Tools return small structured data; the lead's toolset layer renders it and enforces the
 token budget. `finish` is the last step of every tool: it masks credentials and attaches
-`_raw_tokens`, the cost the uncompressed output would have had (stripped by the toolset
-and recorded for the compression benchmark).
+`_raw_tokens`, what the tool read, whose token cost (what the uncompressed output would
+have cost) the toolset counts off the event loop and records for the compression benchmark.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -157,9 +158,24 @@ def raw_tokens(raw: Any) -> int:
     return round(counted * len(text) / (8 * size))
 
 
-def finish(result: dict[str, Any], raw: Any = None) -> dict[str, Any]:
-    """Mask credentials and attach the raw-token cost: the last step of every tool."""
+@dataclass(frozen=True, slots=True)
+class RawOutput:
+    """What a tool read, kept so its token cost is counted later, in the toolset's worker
+    thread: counting is pure bookkeeping (for the compression figure) and, on a bot serving
+    many investigations, must not hold the event loop that acknowledges Slack. `source` is
+    the raw value, or a function that builds it (a series matrix, a log text)."""
+
+    source: Any
+
+    def tokens(self) -> int:
+        raw = self.source() if callable(self.source) else self.source
+        return raw_tokens(raw)
+
+
+def finish(result: dict[str, Any], raw: Any | Callable[[], Any] = None) -> dict[str, Any]:
+    """Mask credentials and attach what the tool read (`RawOutput`): the last step of every
+    tool. Pass a function for a raw output that costs something to build."""
     cleaned: dict[str, Any] = redact_data(result)
     if raw is not None:
-        cleaned[RAW_TOKENS] = raw_tokens(raw)
+        cleaned[RAW_TOKENS] = RawOutput(raw)
     return cleaned

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from engines.errors import ToolRetryError
@@ -55,6 +57,11 @@ def _window(start: datetime, end: datetime) -> str:
 
 def _raw_line(record: LogRecord) -> str:
     return f"{iso(record.timestamp)} {record.level} {record.service} {record.pod} {record.message}"
+
+
+def _raw_text(records: Sequence[LogRecord]) -> str:
+    """The lines as a plain log search would print them: the raw output the tools replace."""
+    return "\n".join(_raw_line(r) for r in records)
 
 
 def _level(record: LogRecord) -> str:
@@ -141,7 +148,7 @@ async def logs_search(
     ] or "no line matches"
     if hits.total > len(records):
         result["lines_not_shown"] = hits.total - len(records)
-    return finish(result, "\n".join(_raw_line(r) for r in hits.records))
+    return finish(result, partial(_raw_text, hits.records))
 
 
 @tool(describe=lambda a: f"Mining log patterns{' of ' + a['service'] if a.get('service') else ''}")
@@ -189,7 +196,7 @@ async def logs_error_patterns(
         services = Counter(r.service for r in records if r.service)
         if len(services) > 1:
             result["by_service"] = dict(services.most_common(5))
-    return finish(result, "\n".join(_raw_line(r) for r in records))
+    return finish(result, partial(_raw_text, records))
 
 
 @tool(describe=lambda a: "Counting log lines over time")

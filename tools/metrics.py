@@ -13,6 +13,7 @@ import difflib
 import re
 from collections.abc import Mapping
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from engines.errors import ToolError
@@ -185,7 +186,7 @@ async def metrics_workload_signals(
     if missing:
         result["no_data"] = missing
     raw = [*memory, *throttled, *periods, *usage, *restarts, *request_series, *latency_series]
-    return finish(result, _matrix(raw))
+    return finish(result, partial(_matrix, raw))
 
 
 async def _first(fetch: Any, metrics: tuple[str, ...], pod_match: dict[str, str],
@@ -245,7 +246,7 @@ async def metrics_query(
     if metric.endswith("_bucket"):
         result["histogram"] = {k: v for k, v in _signals.latency(found, metric).items()
                                if k not in ("metric",)}
-        return finish(result, _matrix(found))
+        return finish(result, partial(_matrix, found))
     counter = metric.endswith(_COUNTER_SUFFIXES)
     common = dict(set.intersection(*(set(s.labels.items()) for s in found)))
     result["common_labels"] = common
@@ -267,7 +268,7 @@ async def metrics_query(
         rows.append((-stats.maximum, row))
     rows.sort(key=lambda item: item[0])
     result["by_series"] = cut([row for _, row in rows], max(1, min(limit, 30)))
-    return finish(result, _matrix(found))
+    return finish(result, partial(_matrix, found))
 
 
 def _not_found(ctx: ToolContext, metric: str, matchers: dict[str, str]) -> str:

@@ -23,6 +23,7 @@ from engines.errors import (
 )
 from engines.model import ToolCall, ToolSpec
 from engines.tokens import count_tokens
+from tools._toolkit import RawOutput
 from tools.compress import fit
 from tools.context import ToolContext
 from tools.redact import redact, redact_data
@@ -139,22 +140,24 @@ class Toolset:
             raise ToolError(
                 f"{tool.name} failed unexpectedly: {type(exc).__name__}: {redact(str(exc))}"
             ) from None
-        raw_tokens = 0
+        raw: Any = None
         if isinstance(data, dict) and RAW_TOKENS_KEY in data:
             data = dict(data)
-            raw_tokens = int(data.pop(RAW_TOKENS_KEY))
-        data, text, whole = await asyncio.to_thread(self._render, data)
-        raw_tokens = raw_tokens or whole
+            raw = data.pop(RAW_TOKENS_KEY)
+        data, text, raw_tokens = await asyncio.to_thread(self._render, data, raw)
         return ToolResult(
             "success", text, data, None, raw_tokens, False, time.perf_counter() - started
         )
 
-    def _render(self, data: Any) -> tuple[Any, str, int]:
-        """Mask and render a result: pure CPU work, done in a worker thread so that a bot
-        serving many investigations keeps answering Slack while observations are built."""
+    def _render(self, data: Any, raw: Any) -> tuple[Any, str, int]:
+        """Mask and render a result, and count what the raw output would have cost: pure CPU
+        work, done in a worker thread so that a bot serving many investigations keeps
+        answering Slack while observations are built."""
         masked = redact_data(data)
         text, _, whole = fit(masked, self.observation_tokens)
-        return masked, text, whole
+        if isinstance(raw, RawOutput):
+            return masked, text, raw.tokens() or whole
+        return masked, text, int(raw or 0) or whole
 
     @staticmethod
     def _error(message: str, started: float) -> ToolResult:

@@ -75,39 +75,61 @@ async def _all_diagnosed(slack: FakeSlack, threads: list[tuple[str, str]]) -> No
     await slack.wait_for(done, within=300)
 
 
-async def bench(mentions: int, channels: int, report: str = REPORT) -> dict[str, float]:
-    async with SlackThread() as fake, bot_process(fake.slack) as bot, \
-            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        slack = fake.slack
-        sender = SlackSender(f"{bot.url}/slack/events", session)
-        _, warm = await sender.mention("CWARM", "UALICE", report)  # first-request costs
-        await fake.run(ended(slack, "CWARM", warm, within=60))
-        calls_before = len(slack.calls)
-
+async def _burst(fake: SlackThread, url: str, mentions: int, channels: int,
+                 report: str, round_: int) -> dict[str, Any]:
+    """One burst: N mentions at once, each on a new connection (the worst case: nothing
+    kept alive from an earlier burst), then wait until every thread has its diagnosis."""
+    slack = fake.slack
+    calls_before = len(slack.calls)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        sender = SlackSender(url, session)
         started = time.perf_counter()
         sent = await asyncio.gather(*(
-            sender.mention(f"CB{i % channels:02d}", "UALICE", report) for i in range(mentions)
+            sender.mention(f"CB{round_}{i % channels:02d}", "UALICE", report)
+            for i in range(mentions)
         ))
-        acked = time.perf_counter() - started
-        threads = [(f"CB{i % channels:02d}", ts) for i, (_, ts) in enumerate(sent)]
-        await fake.run(_all_diagnosed(slack, threads))
-        all_diagnosed = time.perf_counter() - started
-        for channel, ts in threads:
-            await fake.run(ended(slack, channel, ts, within=120))
-        all_ended = time.perf_counter() - started
-        acks = [s.seconds * 1000 for s, _ in sent]
-        burst = slack.calls[calls_before:]
-        assert all(s.status == 200 for s, _ in sent)
+    acked = time.perf_counter() - started
+    assert all(s.status == 200 for s, _ in sent)
+    threads = [(f"CB{round_}{i % channels:02d}", ts) for i, (_, ts) in enumerate(sent)]
+    await fake.run(_all_diagnosed(slack, threads))
+    all_diagnosed = time.perf_counter() - started
+    for channel, ts in threads:
+        await fake.run(ended(slack, channel, ts, within=120))
+    burst = slack.calls[calls_before:]
+    return {
+        "acks_ms": [s.seconds * 1000 for s, _ in sent],
+        "all_acked_s": acked,
+        "all_diagnosed_s": all_diagnosed,
+        "all_threads_complete_s": time.perf_counter() - started,
+        "calls": len(burst),
+        "posts": sum(c.method == "chat.postMessage" for c in burst),
+    }
+
+
+async def bench(mentions: int, channels: int, report: str = REPORT,
+                rounds: int = 3) -> dict[str, Any]:
+    """`rounds` bursts one after the other against one bot; the ack percentiles are over
+    every ack of every round (one burst is too few samples for a p99 worth reading)."""
+    async with SlackThread() as fake, bot_process(fake.slack) as bot:
+        url = f"{bot.url}/slack/events"
+        async with aiohttp.ClientSession() as session:  # first-request costs
+            _, warm = await SlackSender(url, session).mention("CWARM", "UALICE", report)
+        await fake.run(ended(fake.slack, "CWARM", warm, within=60))
+        bursts = [await _burst(fake, url, mentions, channels, report, r)
+                  for r in range(rounds)]
         await bot.stop()
+    acks = [ack for b in bursts for ack in b["acks_ms"]]
+    worst = max(bursts, key=lambda b: b["all_diagnosed_s"])
     return {
         "ack_p50_ms": statistics.median(acks),
         "ack_p99_ms": percentile(acks, 0.99),
         "ack_max_ms": max(acks),
-        "all_acked_s": acked,
-        "all_diagnosed_s": all_diagnosed,
-        "all_threads_complete_s": all_ended,
-        "calls_per_investigation": len(burst) / mentions,
-        "posts_per_investigation": sum(c.method == "chat.postMessage" for c in burst) / mentions,
+        "round_p99_ms": [percentile(b["acks_ms"], 0.99) for b in bursts],
+        "all_acked_s": max(b["all_acked_s"] for b in bursts),
+        "all_diagnosed_s": worst["all_diagnosed_s"],
+        "all_threads_complete_s": max(b["all_threads_complete_s"] for b in bursts),
+        "calls_per_investigation": sum(b["calls"] for b in bursts) / (mentions * rounds),
+        "posts_per_investigation": sum(b["posts"] for b in bursts) / (mentions * rounds),
     }
 
 
@@ -117,21 +139,25 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mentions", type=int, default=50)
     parser.add_argument("--channels", type=int, default=10,
                         help="spread the mentions over this many channels")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="bursts in a row; the ack percentiles are over all of them")
     parser.add_argument("--quick", action="store_true",
                         help="the model answers at once, without tools: the bot's own cost")
     args = parser.parse_args(argv or [])
     report = f"[quick] {REPORT}" if args.quick else REPORT
-    result = await bench(args.mentions, args.channels, report)
+    result = await bench(args.mentions, args.channels, report, args.rounds)
     load = os.getloadavg()[0]
-    print(f"slack bot: {args.mentions} mentions at once over {args.channels} channels, "
+    print(f"slack bot: {args.rounds} bursts of {args.mentions} mentions at once over "
+          f"{args.channels} channels, "
           f"zero-latency model{' answering at once' if args.quick else ''}, checkout-oom "
           f"scenario (load average {load:.1f} on {os.cpu_count()} CPUs)")
     print(f"  time to ack       p50 {result['ack_p50_ms']:.1f} ms   p99 "
           f"{result['ack_p99_ms']:.1f} ms   max {result['ack_max_ms']:.1f} ms   "
           "(target p99 < 100 ms)")
-    print(f"  all acked after   {result['all_acked_s']:.2f} s")
-    print(f"  all diagnoses     {result['all_diagnosed_s']:.2f} s")
-    print(f"  all threads done  {result['all_threads_complete_s']:.2f} s")
+    print("  p99 per burst     " + "   ".join(f"{p:.1f} ms" for p in result["round_p99_ms"]))
+    print(f"  all acked after   {result['all_acked_s']:.2f} s (slowest burst)")
+    print(f"  all diagnoses     {result['all_diagnosed_s']:.2f} s (slowest burst)")
+    print(f"  all threads done  {result['all_threads_complete_s']:.2f} s (slowest burst)")
     print(f"  per investigation {result['calls_per_investigation']:.1f} Web API calls, "
           f"{result['posts_per_investigation']:.1f} messages posted")
     return 0

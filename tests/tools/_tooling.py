@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.constraints import Constraint, ConstraintSet
+from tools._toolkit import RawOutput
 from tools.catalog import ALL_TOOLS
 from tools.context import ToolContext
 from tools.registry import Tool
@@ -38,9 +39,9 @@ async def call(ctx: ToolContext, tool_name: str, /, **arguments: Any) -> dict[st
     tool = TOOLS[tool_name]
     result = await tool.function(ctx, **tool.validate(arguments))
     assert isinstance(result, dict)
-    json.dumps(result)  # JSON-serialisable, always
     raw = result.pop("_raw_tokens", None)
-    assert raw is None or (isinstance(raw, int) and raw >= 0)
+    assert raw is None or (isinstance(raw, RawOutput) and raw.tokens() >= 0)
+    json.dumps(result)  # JSON-serialisable, always
     return result
 
 
