@@ -151,6 +151,22 @@ def when(stamp: str | None, now: datetime) -> str | None:
     return f"{iso(moment)} ({ago(moment, now)} ago)"
 
 
+def last_change(obj: KubeObject) -> tuple[str, str] | None:
+    """(time, manager) of the latest write that its managedFields record after the object's
+    creation (an edit, an apply, a sync), or None when it was not changed since."""
+    created = str(meta(obj).get("creationTimestamp") or "")
+    writes = [(str(f.get("time")), str(f.get("manager") or "?"))
+              for f in meta(obj).get("managedFields") or []
+              if isinstance(f, dict) and f.get("time") and f.get("operation") != "Create"]
+    try:
+        latest = max(writes, key=lambda w: parse_time(w[0])) if writes else None
+        if latest is None or (created and parse_time(latest[0]) <= parse_time(created)):
+            return None
+    except ValueError:
+        return None
+    return latest
+
+
 def visible(ctx: ToolContext, objects: Iterable[KubeObject]) -> list[KubeObject]:
     """Objects outside the namespaces a human excluded (cross-namespace calls)."""
     return [o for o in objects if ctx.allows_namespace(namespace_of(o))]

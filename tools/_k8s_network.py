@@ -9,12 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from tools._k8s_common import (
+    Owners,
+    last_change,
     list_kinds,
     meta,
     name_of,
     namespace_of,
     selector_matches,
     selector_text,
+    when,
 )
 from tools._toolkit import check_namespace, cut, finish
 from tools.context import ToolContext
@@ -136,14 +139,17 @@ def _port_problems(ports: list[dict[str, Any]], pods: list[KubeObject]) -> list[
 async def k8s_list_network_policies(
     ctx: ToolContext, namespace: str | None = None
 ) -> dict[str, Any]:
-    """List NetworkPolicies: which pods each selects, what ingress/egress it allows, and
-    warnings such as "denies all ingress" or "egress allowed but not DNS (port 53)".
+    """List NetworkPolicies: which pods (and workloads) each selects, what ingress/egress it
+    allows, when it was created and last changed, and warnings such as "denies all ingress"
+    or "egress allowed but not DNS (port 53)".
 
     Args:
         namespace: Namespace to list; omit for all namespaces.
     """
     check_namespace(ctx, namespace)
-    policies, pods = await list_kinds(ctx, namespace, "NetworkPolicy", "Pod")
+    policies, pods, replicasets = await list_kinds(ctx, namespace, "NetworkPolicy", "Pod",
+                                                   "ReplicaSet")
+    owners = Owners(replicasets)
     rows = []
     for policy in policies:
         spec = policy.get("spec") or {}
@@ -157,6 +163,13 @@ async def k8s_list_network_policies(
             row["namespace"] = namespace_of(policy)
         row |= {"applies_to": selector_text(selector), "selected_pods": len(selected),
                 "types": types}
+        if selector.get("matchLabels") or selector.get("matchExpressions"):
+            chosen = dict.fromkeys("/".join(owners.workload(p)) for p in selected)
+            row["selected_workloads"] = cut(list(chosen), 8)
+        if created := when(meta(policy).get("creationTimestamp"), ctx.now):
+            row["created"] = created
+        if changed := last_change(policy):
+            row["changed"] = f"{when(changed[0], ctx.now)} by {changed[1]}"
         warnings = []
         for direction, key, peer, side in (("Ingress", "ingress", "from", "to"),
                                            ("Egress", "egress", "to", "from")):

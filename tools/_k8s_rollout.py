@@ -8,11 +8,14 @@ pod template between the current and the previous revision.
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from typing import Any
 
 from engines.errors import ToolError
 from tools._k8s_common import (
+    condition,
     container_statuses,
+    controller_of,
     last_termination,
     meta,
     name_of,
@@ -22,10 +25,12 @@ from tools._k8s_common import (
     selector_matches,
     when,
 )
-from tools._toolkit import check_namespace, cut, finish, shorten
+from tools._k8s_events import event_times
+from tools._toolkit import check_namespace, cut, finish, iso, shorten
 from tools.context import ToolContext
 from tools.redact import looks_secret
 from tools.registry import tool
+from tools.scenarios import parse_time
 from tools.sources.base import KubeObject
 
 _REVISION = "deployment.kubernetes.io/revision"
@@ -37,7 +42,8 @@ async def k8s_rollout_history(ctx: ToolContext, namespace: str, workload: str) -
     """Rollout history of a Deployment: its revisions newest first (ReplicaSets) with images,
     creation time, desired/ready pods and restarts, which one is current, and what changed
     from the previous revision (image, resources, env, probes, command). For a StatefulSet or
-    DaemonSet: its current and update revisions.
+    DaemonSet: its current and update revisions, and the revisions its pods run with when
+    their first and last pods were created and how many pods the controller replaced.
 
     Args:
         namespace: The workload's namespace.
@@ -48,7 +54,7 @@ async def k8s_rollout_history(ctx: ToolContext, namespace: str, workload: str) -
     if deployment is None:
         for kind in ("StatefulSet", "DaemonSet"):
             if obj := await ctx.cluster.get_object(kind, namespace, workload):
-                return finish(_controller_status(ctx, obj), obj)
+                return finish(await _controller(ctx, obj), obj)
         raise ToolError(f"no Deployment, StatefulSet or DaemonSet {workload!r} in {namespace!r}")
     replicasets, pods = await asyncio.gather(
         ctx.cluster.list_objects("ReplicaSet", namespace),
@@ -184,6 +190,20 @@ def _container_diff(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return changes
 
 
+async def _controller(ctx: ToolContext, obj: KubeObject) -> dict[str, Any]:
+    """A StatefulSet's or DaemonSet's status, with the revisions its pods run."""
+    kind, namespace, name = str(obj.get("kind")), str(meta(obj).get("namespace")), name_of(obj)
+    pods, events = await asyncio.gather(
+        ctx.cluster.list_objects("Pod", namespace),
+        ctx.cluster.list_objects("Event", namespace, field_selector={
+            "involvedObject.kind": kind, "involvedObject.name": name}))
+    result = _controller_status(ctx, obj) | _controller_history(ctx, obj, pods, events)
+    note = result.pop("note")
+    result["note"] = note + ("; a revision's time is when its first pod was created"
+                             if "revisions" in result else "")
+    return result
+
+
 def _controller_status(ctx: ToolContext, obj: KubeObject) -> dict[str, Any]:
     """StatefulSets and DaemonSets keep history in ControllerRevisions, which this source
     does not list; their status still says whether an update is rolling and how far."""
@@ -208,3 +228,92 @@ def _controller_status(ctx: ToolContext, obj: KubeObject) -> dict[str, Any]:
                    "ready": f"{status.get('numberReady', 0)}/{desired}"}
     result["note"] = "earlier revisions (ControllerRevisions) are not available from this source"
     return {k: v for k, v in result.items() if v is not None}
+
+
+_HASH = "controller-revision-hash"
+_GENERATION = "pod-template-generation"
+
+
+def _controller_history(ctx: ToolContext, obj: KubeObject, pods: list[KubeObject],
+                        events: list[KubeObject]) -> dict[str, Any]:
+    """The revisions a StatefulSet's or DaemonSet's pods run (their controller-revision-hash
+    label), newest first, each with when its first and last pod were created; and how many
+    pods the controller itself deleted to replace them (a rolling update, not evictions)."""
+    kind, name = str(obj.get("kind")), name_of(obj)
+    mine = [p for p in pods if controller_of(p) == (kind, name)]
+    groups: dict[str, list[KubeObject]] = {}
+    for pod in mine:
+        groups.setdefault(str((meta(pod).get("labels") or {}).get(_HASH, "")), []).append(pod)
+    groups.pop("", None)
+    if not groups:
+        return {}
+    status = obj.get("status") or {}
+
+    def generation(revision: str) -> int:
+        values = [str((meta(p).get("labels") or {}).get(_GENERATION, "")) for p in groups[revision]]
+        return max((int(v) for v in values if v.isdigit()), default=0)
+
+    def first_created(revision: str) -> datetime:
+        return min(_created(p) for p in groups[revision])
+
+    newest = str(status.get("updateRevision") or "") if kind == "StatefulSet" else ""
+    if newest not in groups:
+        newest = max(groups, key=lambda r: (generation(r), first_created(r)))
+    order = sorted(groups, key=first_created, reverse=True)
+    order.insert(0, order.pop(order.index(newest)))
+    rows = []
+    for revision in order:
+        members = groups[revision]
+        stamps = sorted(_created(p) for p in members)
+        statuses = [c for p in members for c in container_statuses(p, init=True)]
+        row: dict[str, Any] = {
+            "revision": revision, "current": revision == newest,
+            "first_pod_created": when(iso(stamps[0]), ctx.now),
+            "last_pod_created": when(iso(stamps[-1]), ctx.now),
+            "images": sorted({str(c.get("image")) for p in members
+                              for c in (p.get("spec") or {}).get("containers") or []}),
+            "pods": f"ready {sum(1 for p in members if _ready(p))}/{len(members)}",
+        }
+        restarts = sum(int(c.get("restartCount", 0)) for c in statuses)
+        if restarts:
+            row["restarts"] = restarts
+        reasons = sorted({str(t.get("reason")) for c in statuses
+                          if (t := last_termination(c)) and t.get("reason")})
+        if reasons:
+            row["last_exit_reasons"] = reasons
+        unhealthy = sum(1 for p in members if not pod_health(p, ctx.now)[0])
+        if unhealthy:
+            row["unhealthy_pods"] = unhealthy
+        rows.append(row)
+    result: dict[str, Any] = {"revisions": cut(rows, 5)}
+    deletes = [e for e in events if e.get("reason") == "SuccessfulDelete"]
+    if deletes:
+        times = sorted(iso(_moment(t)) for e in deletes for t in event_times(e) if t)
+        result["pods_replaced_by_controller"] = {
+            "deleted": sum(int(e.get("count") or 1) for e in deletes),
+            "first": when(times[0], ctx.now) if times else None,
+            "last": when(times[-1], ctx.now) if times else None}
+    return result
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _moment(stamp: Any) -> datetime:
+    try:
+        return parse_time(stamp) if stamp else _EPOCH
+    except ValueError:
+        return _EPOCH
+
+
+def _created(obj: KubeObject) -> datetime:
+    return _moment(meta(obj).get("creationTimestamp"))
+
+
+def _ready(pod: KubeObject) -> bool:
+    ready = condition(pod, "Ready")
+    if ready is not None:
+        return ready.get("status") == "True"
+    statuses = container_statuses(pod)
+    return bool(statuses) and all(c.get("ready") for c in statuses)
+

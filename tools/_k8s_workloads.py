@@ -47,6 +47,7 @@ async def k8s_list_pods(
     node: str | None = None,
     problems_only: bool = False,
     limit: int = 20,
+    ip: str | None = None,
 ) -> dict[str, Any]:
     """List pods like `kubectl get pods -o wide`: status, ready/total, restarts, last exit
     (OOMKilled, Error...), node, age and owning workload. Unhealthy pods first; healthy
@@ -59,9 +60,10 @@ async def k8s_list_pods(
         problems_only: Only pods that are not healthy (pending, waiting, not ready, failed,
             or restarted within the last hour).
         limit: Most pods to return (1-100).
+        ip: Only the pod with this IP address, e.g. one that a log line names as a peer.
     """
     check_namespace(ctx, namespace)
-    fields = {"spec.nodeName": node} if node else None
+    fields = {k: v for k, v in (("spec.nodeName", node), ("status.podIP", ip)) if v} or None
     pods, replicasets, jobs = await asyncio.gather(
         ctx.cluster.list_objects("Pod", namespace, label_selector=parse_selector(selector),
                                  field_selector=fields),
@@ -76,6 +78,8 @@ async def k8s_list_pods(
         if problems_only and healthy:
             continue
         row = pod_row(pod, ctx.now, with_namespace=namespace is None)
+        if ip:
+            row["ip"] = ip
         kind, owner = owners.workload(pod)
         if kind != "Pod":
             row["owner"] = f"{kind}/{owner}"

@@ -76,6 +76,7 @@ class Container:
     last_finished: datetime | None = None
     last_message: str = ""
     init: bool = False
+    ports: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -104,6 +105,7 @@ class Pod:
     owner: Ref | None = None
     message: str = ""
     problem: str = ""
+    ip: str = ""
     failing_conditions: tuple[str, ...] = ()
     containers: list[Container] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
@@ -134,14 +136,25 @@ class Revision:
     exit_reasons: tuple[str, ...] = ()
     unhealthy: int = 0
     change_cause: str = ""
+    hash: str = ""  # a StatefulSet's or DaemonSet's revision (its pods' controller-revision-hash)
+
+    @property
+    def label(self) -> str:
+        return self.hash or f"revision {self.number}"
 
 
 @dataclass(slots=True)
 class Rollout:
+    """Revisions newest first. For a StatefulSet or DaemonSet a revision's `created` is when
+    its first pod was created, `workload_created` the controller's own creation, and
+    `replaced` how many pods the controller deleted itself (a rolling update)."""
+
     ref: Ref
     revisions: list[Revision]
     changes: tuple[str, ...] = ()
     source: Observation | None = None
+    workload_created: datetime | None = None
+    replaced: int = 0
 
     @property
     def current(self) -> Revision | None:
@@ -163,6 +176,7 @@ class Service:
     matching_pods: int | None = None
     endpoints_ready: int | None = None
     problems: tuple[str, ...] = ()
+    ports: tuple[str, ...] = ()
     source: Observation | None = None
 
 
@@ -172,10 +186,13 @@ class Policy:
     name: str
     applies_to: str = ""
     selected_pods: int = 0
+    workloads: tuple[str, ...] = ()  # "Deployment/name" of the pods it selects, when listed
     types: tuple[str, ...] = ()
     ingress: tuple[str, ...] = ()
     egress: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    created: datetime | None = None
+    changed: datetime | None = None  # its last write after creation (managedFields)
     source: Observation | None = None
 
 

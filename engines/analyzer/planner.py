@@ -15,7 +15,7 @@ from typing import Any
 
 from engines.analyzer.candidates import Candidate, Followup
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import pattern_workloads
+from engines.analyzer.detectors._common import level_of, pattern_workloads
 from engines.analyzer.detectors._logs import sightings
 from engines.analyzer.detectors._targets import hosts_in, resolve
 from engines.analyzer.detectors.dependency import CONNECT
@@ -90,12 +90,26 @@ def focus_targets(facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> li
             not scope.namespaces or w.ref.namespace in scope.namespaces)),
             key=lambda w: (-w.unhealthy_pods, -w.restarts, str(w.ref)))
         chosen = list(dict.fromkeys([*degraded[:2], *(w.ref for w in sick)]))[:2]
+    if not chosen:  # nothing named, degraded or sick: who logs the most errors
+        chosen = _erring(facts, scope)[:1]
     for candidate in ranked[:2]:
         ref = candidate.culprit
         if ref.kind in (*ROLLING, "Job", "CronJob") and ref not in chosen and len(chosen) < 3 \
                 and candidate.score >= 0.3:
             chosen.append(ref)
     return chosen
+
+
+def _erring(facts: Facts, scope: Scope) -> list[Ref]:
+    """Workloads by how many error lines they logged (in the report's namespaces if any)."""
+    counts: dict[Ref, int] = {}
+    for pattern in facts.patterns:
+        if level_of(pattern) not in ("error", "fatal", "critical", "err"):
+            continue
+        for ref in pattern_workloads(pattern, facts)[:1]:
+            if ref.kind in ROLLING and (not scope.namespaces or ref.namespace in scope.namespaces):
+                counts[ref] = counts.get(ref, 0) + pattern.count
+    return sorted(counts, key=lambda r: (-counts[r], str(r)))
 
 
 SWEEP = 6
@@ -175,13 +189,19 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref]) -> N
 
 
 def follow(box: Toolbox, ranked: Sequence[Candidate], how_many: int = 2) -> list[Followup]:
-    """Follow-ups of the leading candidates that were not done yet."""
+    """Follow-ups of the leading candidates that were not done yet, and any pod lookup by IP
+    that a candidate among the first three asks for (it may name its true culprit)."""
     queued = []
     leader = ranked[0].score if ranked else 0.0
     worth = [c for c in ranked[:how_many] if c.score >= max(0.15, 0.5 * leader)]
     for candidate in worth:
         for followup in candidate.followups:
             if box.call(followup.tool, followup.arguments, followup.why):
+                queued.append(followup)
+    for candidate in ranked[:3]:  # who is behind an address a log line names: cheap, decisive
+        for followup in candidate.followups:
+            if followup.tool == t.PODS and "ip" in followup.arguments and box.call(
+                    followup.tool, followup.arguments, followup.why):
                 queued.append(followup)
     return queued
 

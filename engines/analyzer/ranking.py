@@ -5,7 +5,8 @@ Relevance is why red herrings lose: a cause in a workload the report does not na
 another namespace, that no named workload calls, keeps only a third of its strength.
 Precedence follows scenario-format.md: a more specific category beats bad_rollout, and a
 symptom (probe failures after OOM kills, throttling under a capped autoscaler, a caller's
-errors behind a broken Service) loses to its cause.
+errors behind a broken Service) loses to its cause. The cluster's DNS server failing (a
+crash loop, OOM kills...) while callers cannot resolve names is a network outage.
 """
 
 from __future__ import annotations
@@ -60,10 +61,40 @@ def _strongest(candidates: Iterable[Candidate], workload: Ref, categories: Itera
                 and c.culprit.name == workload.name), default=0.0)
 
 
-def apply_precedence(candidates: Sequence[Candidate]) -> None:
+WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
+OUTAGE_FORMS = frozenset({"crash_loop", "oom_killed", "probe_failure", "image_pull",
+                          "unschedulable"})
+
+
+def _outage(candidates: Sequence[Candidate], candidate: Candidate) -> Candidate | None:
+    """The network candidate that names this very workload (the cluster's DNS server, see
+    detectors/dns.py) strongly enough: how it fails is only the form of that outage."""
+    if candidate.category not in OUTAGE_FORMS:
+        return None
+    ref = candidate.culprit
+    return next((c for c in candidates if c.category == "network" and c.strength >= 0.6
+                 and c.culprit.kind in WORKLOAD_KINDS and c.culprit.namespace == ref.namespace
+                 and c.culprit.name == ref.name), None)
+
+
+def _blocked(candidates: Sequence[Candidate], ref: Ref,
+             callers: dict[Ref, set[Ref]]) -> Candidate | None:
+    """A network candidate, strong enough once its own demotions count (a policy in place
+    long before the failures), that cuts off this workload or what it calls."""
+    called = {callee for callee, who in callers.items() if ref in who}
+    return next((c for c in candidates if c.category == "network"
+                 and c.strength * c.penalty >= 0.5
+                 and (ref in c.affects or called & set(c.affects))), None)
+
+
+def apply_precedence(candidates: Sequence[Candidate],
+                     callers: dict[Ref, set[Ref]] | None = None) -> None:
     """Demote candidates that a more specific or more causal one explains."""
     for candidate in candidates:
         ref = candidate.culprit
+        if _outage(candidates, candidate) is not None:
+            candidate.demote(0.4, "it serves the cluster's DNS: its callers fail to resolve "
+                             "names, a network outage")
         if candidate.category == "bad_rollout" and _strongest(candidates, ref, SPECIFIC) >= 0.5:
             candidate.demote(0.35, "the new revision fails in a more specific way")
         if candidate.category == "probe_failure" and _strongest(
@@ -78,11 +109,13 @@ def apply_precedence(candidates: Sequence[Candidate]) -> None:
         if candidate.category == "resource_exhaustion" and _strongest(
                 candidates, ref, ("autoscaling_limit",)) >= 0.5:
             candidate.demote(0.6, "it is saturated because its autoscaler is capped")
-        if candidate.category == "dependency_failure":
-            for other in candidates:
-                if other.category == "network" and ref in other.affects and other.strength >= 0.5:
-                    candidate.demote(0.5, f"{other.culprit} blocks its traffic")
-                    break
+        if candidate.category == "dependency_failure" and (
+                other := _blocked(candidates, ref, callers or {})) is not None:
+            what = "its traffic" if ref in other.affects else "the traffic of what it calls"
+            candidate.demote(0.5, f"{other.culprit} blocks {what}")
+        if candidate.category == "dependency_failure" and _strongest(
+                candidates, ref, ("certificate",)) >= 0.5:
+            candidate.demote(0.5, "its calls fail on a TLS certificate")
         if candidate.category in ("dependency_failure", "bad_rollout", "resource_exhaustion",
                                   "cpu_throttling") and _strongest(
                 candidates, ref, ("image_pull", "unschedulable", "quota_exceeded")) >= 0.6:
@@ -105,6 +138,6 @@ def rank(candidates: Iterable[Candidate], scope: Scope, callers: dict[Ref, set[R
         _ignore(candidate, scope.ignored_terms)
         if candidate.clues:
             ranked.append(candidate)
-    apply_precedence(ranked)
+    apply_precedence(ranked, callers)
     ranked.sort(key=lambda c: (-round(c.score, 6), c.category, str(c.culprit)))
     return ranked

@@ -111,6 +111,7 @@ def read_pods(obs: Observation, facts: Facts) -> None:
         pod.owner = _ref(row.get("owner"), ns) or pod.owner
         pod.message = str(row.get("message") or "")
         pod.problem = str(row.get("problem") or "")
+        pod.ip = str(row.get("ip") or pod.ip)
         pod.source = obs
 
 
@@ -131,7 +132,7 @@ def _container(row: Mapping[str, Any], *, init: bool) -> Container:
         last_exit=_int(exit_code) if exit_code is not None else None,
         last_started=parse_stamp(last.get("started")),
         last_finished=parse_stamp(last.get("finished")),
-        last_message=str(last.get("message") or ""), init=init)
+        last_message=str(last.get("message") or ""), init=init, ports=_strs(row.get("ports")))
 
 
 def _events(rows: Any, obs: Observation, namespace: str) -> list[Event]:
@@ -209,16 +210,25 @@ def read_rollout(obs: Observation, facts: Facts) -> None:
     ns, _, name = words[1].partition("/")
     ref = Ref(words[0], ns, name)
     revisions = []
-    for row in _dicts(data.get("revisions")):
+    rows = _dicts(data.get("revisions"))
+    for index, row in enumerate(rows):
         ready, desired = _fraction(row.get("pods"))
+        label = str(row.get("revision") or "")
+        hashed = ref.kind != "Deployment"  # a StatefulSet's or DaemonSet's revision hash
         revisions.append(Revision(
-            number=_int(row.get("revision")), replicaset=str(row.get("replicaset") or ""),
-            current=bool(row.get("current")), created=parse_stamp(row.get("created")),
+            number=len(rows) - index if hashed else _int(label),
+            replicaset=str(row.get("replicaset") or ""),
+            current=bool(row.get("current")),
+            created=parse_stamp(row.get("created") or row.get("first_pod_created")),
             images=_strs(row.get("images")), ready=ready, desired=desired,
             restarts=_int(row.get("restarts")), exit_reasons=_strs(row.get("last_exit_reasons")),
             unhealthy=_int(row.get("unhealthy_pods")),
-            change_cause=str(row.get("change_cause") or "")))
-    facts.rollouts[ref] = Rollout(ref, revisions, _strs(data.get("changes_from_previous")), obs)
+            change_cause=str(row.get("change_cause") or ""), hash=label if hashed else ""))
+    replaced = _dict(data.get("pods_replaced_by_controller"))
+    facts.rollouts[ref] = Rollout(
+        ref, revisions, _strs(data.get("changes_from_previous")), obs,
+        workload_created=parse_stamp(data.get("created")) if ref.kind != "Deployment" else None,
+        replaced=_int(replaced.get("deleted")))
 
 
 def read_services(obs: Observation, facts: Facts) -> None:
@@ -231,7 +241,7 @@ def read_services(obs: Observation, facts: Facts) -> None:
             ready_pods=int(match.group(1)) if match else None,
             matching_pods=int(match.group(2)) if match else None,
             endpoints_ready=_int(endpoints.get("ready")) if endpoints else None,
-            problems=_strs(row.get("problems")), source=obs)
+            problems=_strs(row.get("problems")), ports=_strs(row.get("ports")), source=obs)
 
 
 def read_policies(obs: Observation, facts: Facts) -> None:
@@ -240,8 +250,10 @@ def read_policies(obs: Observation, facts: Facts) -> None:
         facts.policies[(ns, str(row.get("name")))] = Policy(
             namespace=ns, name=str(row.get("name")), applies_to=str(row.get("applies_to") or ""),
             selected_pods=_int(row.get("selected_pods")), types=_strs(row.get("types")),
+            workloads=_strs(row.get("selected_workloads")),
             ingress=_strs(row.get("ingress")), egress=_strs(row.get("egress")),
-            warnings=_strs(row.get("warnings")), source=obs)
+            warnings=_strs(row.get("warnings")), created=parse_stamp(row.get("created")),
+            changed=parse_stamp(row.get("changed")), source=obs)
 
 
 def read_autoscalers(obs: Observation, facts: Facts) -> None:

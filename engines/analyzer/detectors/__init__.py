@@ -16,6 +16,7 @@ from engines.analyzer.detectors import (
     certificate,
     crash,
     dependency,
+    dns,
     exhaustion,
     image,
     network,
@@ -43,6 +44,7 @@ DETECTORS: dict[str, Detector] = {
     "exhaustion": exhaustion.detect,  # resource_exhaustion
     "capacity": capacity.detect,  # cpu_throttling, autoscaling_limit
     "network": network.detect,  # network: Services
+    "dns": dns.detect,  # network: the cluster's DNS server
     "policy": policy.detect,  # network: NetworkPolicies
     "certificate": certificate.detect,  # certificate
 }

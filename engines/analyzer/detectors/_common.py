@@ -34,14 +34,21 @@ def is_recent(moment: datetime | None, now: datetime, window: timedelta = RECENT
     return moment is None or now - moment <= window
 
 
+def _start(phrase: str) -> str:
+    """A phrase that begins with a letter or digit matches on a word start only; one that
+    begins with punctuation (":53: i/o timeout") anywhere, even right after a digit."""
+    low = phrase.lower()
+    return ("(?<![a-z0-9])" if low[:1].isalnum() else "") + re.escape(low)
+
+
 @lru_cache(maxsize=256)
 def _any_of(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("(?<![a-z0-9])(?:" + "|".join(re.escape(p.lower()) for p in phrases) + ")")
+    return re.compile("|".join(_start(p) for p in phrases))
 
 
 @lru_cache(maxsize=4096)
 def _one(phrase: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![a-z0-9]){re.escape(phrase.lower())}")
+    return re.compile(_start(phrase))
 
 
 def phrase_in(text: str, phrases: Sequence[str]) -> str | None:

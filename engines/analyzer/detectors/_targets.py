@@ -24,8 +24,10 @@ _NOT_HOSTS = re.compile(r"\.(java|py|go|js|ts|rb|kt|scala|class|yaml|yml|json|co
                         re.I)
 RESOLUTION_FAILURES = ("no such host", "nxdomain", "name resolution", "server misbehaving",
                        "could not resolve", "unknown host", "temporary failure in name",
-                       "failed to resolve", "unable to resolve", "eai_again")
+                       "failed to resolve", "unable to resolve", "eai_again", "servfail",
+                       "dial tcp: lookup", ":53: i/o timeout", ":53: read udp")
 IN_CLUSTER = (".svc", ".svc.cluster.local", ".cluster.local", ".pod.cluster.local")
+_ADDRESS = re.compile(r"(?<![\w.:/-])(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{1,5}))?(?![\w.])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,26 @@ def hosts_in(text: str) -> list[tuple[str, str]]:
     for match in _AT_HOST.finditer(text):
         found.setdefault(match.group(1).lower().rstrip("."), "")
     return [(h, p) for h, p in found.items() if not _NOT_HOSTS.search(h) and len(h) > 2]
+
+
+def addresses_in(text: str) -> list[tuple[str, str]]:
+    """(IPv4 address, port) pairs named in a message ("connect ETIMEDOUT 172.16.8.4:5432",
+    "handshake error from 10.244.0.229:52005"), without duplicates; port "" if none."""
+    found: dict[str, str] = {}
+    for match in _ADDRESS.finditer(text):
+        if all(int(part) < 256 for part in match.group(1).split(".")):
+            found[match.group(1)] = found.get(match.group(1)) or match.group(2) or ""
+    return list(found.items())
+
+
+def workload_at(ip: str, facts: Facts) -> Ref | None:
+    """The workload of the pod known to have this IP (k8s_list_pods asked by ip); none when
+    the IP is a node's, shared by the pods on its host network."""
+    from engines.analyzer.detectors._common import pod_workload
+
+    owners = {pod_workload(facts, p) for p in facts.pods.values() if ip and p.ip == ip
+              and p.node != ip}
+    return owners.pop() if len(owners) == 1 else None
 
 
 def resolve(host: str, port: str, caller_namespace: str, facts: Facts) -> Target:
@@ -100,22 +122,35 @@ def troubled(ref: Ref, facts: Facts) -> bool:
 
 
 def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
-    """For each in-cluster workload named in another workload's log lines, who named it."""
+    """For each in-cluster workload named in another workload's log lines (by a host, or by
+    its hyphenated name as a word), who named it."""
     from engines.analyzer.detectors._common import pattern_workloads, phrase_in
+    from engines.analyzer.detectors.dns import servers
 
     graph: dict[Ref, set[Ref]] = {}
-    resolvers = [r for r in facts.workloads if "dns" in r.name.lower()]
+    resolvers = list(servers(facts))
     for pattern in facts.patterns:
-        hosts = hosts_in(f"{pattern.example} {pattern.template}")
-        owners = pattern_workloads(pattern, facts) if hosts or resolvers else []
+        text = f"{pattern.example} {pattern.template}"
+        hosts = hosts_in(text)
+        owners = pattern_workloads(pattern, facts)
         if not owners:
             continue
         caller = owners[0]
-        if phrase_in(pattern.text, RESOLUTION_FAILURES):  # the cluster's resolver is called
-            for resolver in resolvers:
+        if resolvers and phrase_in(pattern.text, RESOLUTION_FAILURES):  # the resolver is called
+            for resolver in (r for r in resolvers if r != caller):
                 graph.setdefault(resolver, set()).add(caller)
-        for host, port in hosts:
-            callee = target_workload(resolve(host, port, caller.namespace, facts), facts)
+        callees = [target_workload(resolve(h, p, caller.namespace, facts), facts)
+                   for h, p in hosts] + _named(text, caller, facts)
+        for callee in callees:
             if callee is not None and callee != caller:
                 graph.setdefault(callee, set()).add(caller)
     return graph
+
+
+def _named(text: str, caller: Ref, facts: Facts) -> list[Ref]:
+    """Workloads of the caller's namespace that a line names by a hyphenated name as a word
+    ("checkout failed: cart-api responded 500"), as a caller names what it calls."""
+    low = text.lower()
+    return [ref for ref in facts.workloads if ref.namespace == caller.namespace
+            and ref != caller and "-" in ref.name and ref.name in low
+            and re.search(rf"(?<![\w.-]){re.escape(ref.name)}(?![\w-])", low)]

@@ -1,18 +1,47 @@
-"""certificate: an expired or mismatched TLS certificate.
+"""certificate: an expired or mismatched TLS certificate, and whose certificate it is.
 
 Signals: TLS errors in the logs ("x509: certificate has expired", "certificate signed by
-unknown authority", "certificate is valid for X, not Y", handshake failures). The culprit
-is the workload that serves the bad certificate when it runs in the cluster, else the
-workload that logs the error (the cause lies outside the cluster).
+unknown authority", "certificate is valid for X, not Y", handshake failures). Who is at
+fault depends on who reports the error and how:
+- a side that receives an alert ("remote error: tls: bad certificate", "sslv3 alert
+  certificate expired", "Received fatal alert: certificate_expired") had its own
+  certificate refused by its peer: the logger is the culprit, client or server alike;
+- a side that fails to verify its peer's certificate blames the peer. As a client calling
+  a host, that is the server behind the host when it runs in the cluster, else the logger
+  (the cause lies outside the cluster). As a server answering a handshake ("handshake
+  error from 10.0.3.7", "client CN=relay.billing.svc"), it is the client: named in the
+  line, found by its pod's IP, or among the server's callers that fail with TLS errors;
+- a line about the logger's own files or keys ("client certificate ... has expired",
+  "tls.crt", "serving certificate") blames the logger.
 """
 
 from __future__ import annotations
 
+import re
+
 from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import LOG_PATTERNS, LOG_TOOLS, SIGNALS
-from engines.analyzer.detectors._logs import sightings
-from engines.analyzer.detectors._targets import hosts_in, resolve, target_workload
-from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.detectors._common import (
+    EVENT_TOOLS,
+    LOG_PATTERNS,
+    LOG_TOOLS,
+    PODS,
+    SIGNALS,
+    event_workload,
+    is_recent,
+    level_of,
+    pattern_workloads,
+    phrase_in,
+    snippet,
+)
+from engines.analyzer.detectors._logs import Sighting, sightings
+from engines.analyzer.detectors._targets import (
+    callers_by_callee,
+    hosts_in,
+    resolve,
+    target_workload,
+    workload_at,
+)
+from engines.analyzer.facts import Facts, LogPattern, Ref
 from engines.analyzer.scope import Scope
 
 TLS = ("x509", "certificate has expired", "certificate expired", "expired certificate",
@@ -22,41 +51,216 @@ TLS = ("x509", "certificate has expired", "certificate expired", "expired certif
        "handshake_failure", "sslhandshakeexception", "pkix path", "unable to find valid "
        "certification path", "ssl routines", "bad certificate", "unknown ca",
        "self signed certificate", "self-signed certificate", "hostname mismatch",
-       "doesn't match", "does not match any of the subject alternative names")
+       "doesn't match", "does not match any of the subject alternative names",
+       "alert_certificate", "alert_bad_certificate", "alert_unknown_ca", "fatal alert",
+       "ssl alert number")
+PULLS = ("pull image", "pulling image", "failed to pull", "errimagepull", "registry",
+         "manifest")
+ALERT = re.compile(
+    r"remote error: tls: [a-z ]*(?:certificate|unknown ca|authority)"
+    r"|alert[ _](?:bad|unsupported|expired|revoked|unknown)[ _]certificate"
+    r"|alert[ _]certificate[ _](?:expired|unknown|revoked|required)|alert[ _]unknown[ _]ca"
+    r"|fatal alert: ?(?:bad_?certificate|certificate_?\w+|unknown_?ca|unsupported_?certificate)"
+    r"|ssl alert number (?:4[2-68]|116)\b", re.IGNORECASE)
+"""An alert received from the peer: it refused this side's own certificate."""
+_PEER = r"(?:\bfrom (?:client |peer )?|\b(?:client|remote[_ ]addr|peer)[:=] ?)\[?"
+SERVING = re.compile(
+    _PEER + r"\d{1,3}(?:\.\d{1,3}){3}|handshake error from|\bfrom client\b"
+    r"|(?:verify|verifying|reject\w*|invalid|bad|untrusted|unknown) client cert"
+    r"|client cert\w* (?:verification|rejected|is invalid|not trusted|from|chain)"
+    r"|client ssl certificate|no client certificate|client (?:didn't|did not) provide",
+    re.IGNORECASE)
+"""A server answering a handshake: the certificate it failed to verify is a client's."""
+OWN = re.compile(r"\b(?:own|our|local|serving) certificate|tls\.crt|\.pem\b|\.crt\b"
+                 r"|\bkey ?pair\b|certificate file", re.IGNORECASE)
+CLIENT_CERT = re.compile(r"\bclient[ -]cert", re.IGNORECASE)
+_SUBJECT = re.compile(r"\bCN\s*=\s*\"?([A-Za-z][-A-Za-z0-9_.]*[A-Za-z0-9])")
+_PEER_IP = re.compile(_PEER + r"(\d{1,3}(?:\.\d{1,3}){3})", re.IGNORECASE)
+_CERTIFICATE = re.compile(r"certificate|x509|unknown ca|verif|pkix", re.IGNORECASE)
+_TLS_TROUBLE = re.compile(r"\btls\b|\bssl|handshake|certificate|x509", re.IGNORECASE)
+
+
+def whose(text: str) -> str:
+    """Whose certificate a TLS error line says is bad: "own" (the logger's), "client" (a
+    client the logger serves) or "server" (the host the logger calls)."""
+    if ALERT.search(text):
+        return "own"
+    serving = SERVING.search(text) is not None
+    if OWN.search(text) or (not serving and CLIENT_CERT.search(text)):
+        return "own"
+    return "client" if serving else "server"
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
+    clients: set[Ref] = set()  # workloads whose client certificate (mTLS) is at fault
+    graph: dict[Ref, set[Ref]] | None = None
     for sighting in sightings(facts, scope, TLS):
         text = f"{sighting.pattern.example} {sighting.pattern.template}"
-        culprit = sighting.workload
-        server = None
-        for host, port in hosts_in(text):
-            target = resolve(host, port, sighting.workload.namespace, facts)
-            if (ref := target_workload(target, facts)) is not None:
-                server = ref
-                break
-        if server is not None:
-            culprit = server
-        entry = found.setdefault(culprit, Candidate("certificate", culprit))
+        logger = sighting.workload
         count = sighting.pattern.count
         weight = (0.65 if count >= 5 or sighting.pattern.previous else 0.4) * sighting.factor
-        entry.clues.append(Clue(weight, f"{sighting.workload.name} logs {sighting.quote[:90]!r}",
-                                (sighting.quote, sighting.phrase), sighting.pattern.source,
-                                LOG_TOOLS, f"tls-{sighting.workload.name}"))
-        if sighting.workload != culprit:
-            entry.affects += (sighting.workload,)
-        if sighting.why:
+        side = whose(text)
+        if side == "own":
+            entry = _clue(found, logger, sighting, weight, f"{logger.name} logs "
+                          f"{sighting.quote[:90]!r}: its own certificate is at fault",
+                          f"tls-{logger.name}")
+            entry.affects += tuple(s for s in _servers(text, logger, facts) if s != logger)
+            if not SERVING.search(text):
+                clients.add(logger)
+            entries = [entry]
+        elif side == "client":
+            if not _CERTIFICATE.search(text):
+                continue  # a client hung up mid-handshake ("EOF"): nothing about certificates
+            graph = callers_by_callee(facts) if graph is None else graph
+            entries = _refused(found, facts, sighting, graph, weight)
+            clients.update(e.culprit for e in entries if e.culprit != logger)
+        else:
+            server = next(iter(_servers(text, logger, facts)), None)
+            culprit = server if server is not None else logger
+            entry = _clue(found, culprit, sighting, weight, f"{logger.name} logs "
+                          f"{sighting.quote[:90]!r}", f"tls-{logger.name}")
+            entry.affects += (logger,) if logger != culprit else ()
+            entries = [entry]
+        for entry in entries if sighting.why else ():
             entry.demote(0.9, sighting.why)
+    _events(facts, found)
     for ref, entry in found.items():
-        signals = facts.signals_of(ref)
-        if signals is not None and signals.get("requests").get("abnormal"):
-            entry.clues.append(Clue(0.15, str(signals.get("requests").get("why")),
-                                    ("5xx ratio",), signals.source, (SIGNALS,), "tls-errors"))
-        entry.fix = (f"Renew or replace the TLS certificate used by {ref.kind} {ref.namespace}/"
-                     f"{ref.name} (check its expiry, issuer chain and the names it covers), then "
-                     "reload the pods that serve it.")
-        entry.followups.append(Followup(LOG_PATTERNS, {"namespace": ref.namespace,
-                                                       "text": "certificate"},
-                                        "read the TLS errors in full"))
+        entry.affects = tuple(dict.fromkeys(a for a in entry.affects if a != ref))
+        _finish(facts, ref, entry, client=ref in clients)
     return list(found.values())
+
+
+def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,
+             graph: dict[Ref, set[Ref]], weight: float) -> list[Candidate]:
+    """A server refuses a client's certificate: blame the client, once it is known (by name,
+    by pod IP, as the server's caller); until then the server, demoted, with a call to find
+    the client by the IP its log names."""
+    text = f"{sighting.pattern.example} {sighting.pattern.template}"
+    server = sighting.workload
+    clients, how = _clients(text, server, facts, graph)
+    entries = []
+    for client in clients:
+        entry = _clue(found, client, sighting, weight * (0.7 if how == "caller" else 1.0),
+                      f"{server.name} refuses {client.name}'s certificate "
+                      f"({sighting.quote[:70]!r})", f"tls-refused-by-{server.name}")
+        entry.affects += (server,)
+        if how != "caller" and (calls := _calls(facts, client, server)) is not None:
+            pattern, quote = calls
+            entry.clues.append(Clue(0.3, f"{client.name}'s calls to {server.name} fail: "
+                                    f"{quote[:80]!r}", (quote,), pattern.source, LOG_TOOLS,
+                                    f"tls-calls-{server.name}"))
+        entries.append(entry)
+    if not entries:
+        entry = _clue(found, server, sighting, weight, f"{server.name} logs "
+                      f"{sighting.quote[:90]!r}", f"tls-{server.name}")
+        why = (f"{server.name} refuses a client's certificate: the client is the one to fix, "
+               "once it is known")
+        if why not in entry.demoted_because:  # once, however many lines say it
+            entry.demote(0.6, why)
+        entries.append(entry)
+    for ip in _PEER_IP.findall(text)[:1]:
+        lookup = Followup(PODS, {"ip": ip}, f"find the client at {ip} that {server.name} "
+                          "refuses")
+        for entry in entries if workload_at(ip, facts) is None else ():
+            if lookup not in entry.followups:
+                entry.followups.append(lookup)
+    return entries
+
+
+def _calls(facts: Facts, client: Ref, server: Ref) -> tuple[LogPattern, str] | None:
+    """A warning or error of the client about calling the server, and a quote of it."""
+    for pattern in facts.patterns:
+        if level_of(pattern) in ("info", "debug") or client not in pattern_workloads(
+                pattern, facts)[:1]:
+            continue
+        text = pattern.example or pattern.template
+        for host, port in hosts_in(text):
+            if target_workload(resolve(host, port, client.namespace, facts), facts) == server:
+                return pattern, snippet(text, host)
+    return None
+
+
+def _events(facts: Facts, found: dict[Ref, Candidate]) -> None:
+    """Warning events where the cluster calls a server for a workload and refuses its
+    certificate ("failed calling webhook ... Post https://policy.guard.svc:443/validate:
+    x509: certificate has expired"): the server behind that host is the culprit. A
+    registry's certificate (an image pull) is image_pull's."""
+    for event in facts.events:
+        if event.type != "Warning" or not is_recent(event.last, facts.now):
+            continue
+        phrase = phrase_in(event.message, TLS)
+        victim = event_workload(facts, event)
+        if phrase is None or victim is None or phrase_in(event.message, PULLS) or whose(
+                event.message) != "server":
+            continue
+        for server in [s for s in _servers(event.message, victim, facts) if s != victim][:1]:
+            quote = snippet(event.message, phrase)
+            entry = found.setdefault(server, Candidate("certificate", server))
+            entry.clues.append(Clue(0.6 if event.count >= 3 else 0.4,
+                                    f"{event.reason} for {victim.name}: {quote[:90]!r}",
+                                    (quote, event.reason), event.source, EVENT_TOOLS,
+                                    f"tls-event-{victim.name}"))
+            entry.affects += (victim,)
+
+
+def _clue(found: dict[Ref, Candidate], culprit: Ref, sighting: Sighting, weight: float,
+          note: str, topic: str) -> Candidate:
+    entry = found.setdefault(culprit, Candidate("certificate", culprit))
+    entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
+                            sighting.pattern.source, LOG_TOOLS, topic))
+    return entry
+
+
+def _servers(text: str, logger: Ref, facts: Facts) -> list[Ref]:
+    """The in-cluster workloads behind the hosts a line names (the servers it calls)."""
+    found = []
+    for host, port in hosts_in(text):
+        ref = target_workload(resolve(host, port, logger.namespace, facts), facts)
+        if ref is not None and ref not in found:
+            found.append(ref)
+    return found
+
+
+def _clients(text: str, server: Ref, facts: Facts,
+             graph: dict[Ref, set[Ref]]) -> tuple[list[Ref], str]:
+    """The clients whose certificate a server refuses: by the subject the line names, by the
+    pod IP it came from, else the server's callers that themselves log TLS trouble (or the
+    one caller whose calls to it fail)."""
+    named = []
+    for subject in _SUBJECT.findall(text):
+        target = resolve(subject, "", server.namespace, facts)
+        ref = target_workload(target, facts) or next(
+            (r for r in facts.workloads if r.name == subject.lower()), None)
+        if ref is not None and ref != server and ref not in named:
+            named.append(ref)
+    if named:
+        return named, "name"
+    at = [ref for ip in _PEER_IP.findall(text) if (ref := workload_at(ip, facts))]
+    if at:
+        return list(dict.fromkeys(r for r in at if r != server)), "ip"
+    callers = sorted((c for c in graph.get(server, ()) if c != server), key=str)
+    troubled = {ref for pattern in facts.patterns if _TLS_TROUBLE.search(pattern.text)
+                for ref in pattern_workloads(pattern, facts)[:1]}
+    failing = [c for c in callers if _calls(facts, c, server) is not None]
+    return [c for c in callers if c in troubled] or (failing if len(failing) == 1 else []), \
+        "caller"
+
+
+def _finish(facts: Facts, ref: Ref, entry: Candidate, *, client: bool) -> None:
+    signals = facts.signals_of(ref)
+    if signals is not None and signals.get("requests").get("abnormal"):
+        entry.clues.append(Clue(0.15, str(signals.get("requests").get("why")),
+                                ("5xx ratio",), signals.source, (SIGNALS,), "tls-errors"))
+    if client:
+        peers = ", ".join(a.name for a in entry.affects[:2]) or "the servers it calls"
+        entry.fix = (f"Renew the client certificate (mTLS) that {ref.kind} {ref.namespace}/"
+                     f"{ref.name} presents to {peers}: check its expiry and issuing CA, then "
+                     "restart its pods so they load it; the servers need no change.")
+    else:
+        entry.fix = (f"Renew or replace the TLS certificate used by {ref.kind} {ref.namespace}/"
+                     f"{ref.name} (check its expiry, issuer chain and the names it covers), "
+                     "then reload the pods that serve it.")
+    entry.followups.append(Followup(LOG_PATTERNS, {"namespace": ref.namespace,
+                                                   "text": "certificate"},
+                                    "read the TLS errors in full"))

@@ -14,6 +14,7 @@ from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
     LOG_SEARCH,
     LOG_TOOLS,
+    POLICIES,
     ROLLOUT,
     SIGNALS,
     stamp,
@@ -28,7 +29,7 @@ from engines.analyzer.detectors._targets import (
 )
 from engines.analyzer.detectors.certificate import TLS
 from engines.analyzer.detectors.exhaustion import PHRASES as EXHAUSTION
-from engines.analyzer.detectors.network import DNS
+from engines.analyzer.detectors.network import DNS, DNS_LOOKUP
 from engines.analyzer.facts import Facts
 from engines.analyzer.scope import Scope
 
@@ -42,7 +43,7 @@ CONNECT = ("connection refused", "connection timed out", "connect timed out", "t
            "socket hang up", "server closed the connection", "read timeout", "connect error",
            "connection error", "connectionerror", "connection aborted", "is down",
            "not responding", "no response", "responded 5", "returned 5", "status 5")
-OTHER_CAUSES = (*TLS, *DNS, *EXHAUSTION)  # those phrases name a more specific cause
+OTHER_CAUSES = (*TLS, *DNS, *DNS_LOOKUP, *EXHAUSTION)  # those name a more specific cause
 
 
 def _targets(sighting: Sighting, facts: Facts) -> list[Target]:
@@ -126,6 +127,8 @@ def _context_clues(facts: Facts, entry: Candidate, hosts: list[Target], *,
     entry.followups.append(Followup(SIGNALS, {"namespace": caller.namespace,
                                               "workload": caller.name},
                                     f"see {caller.name}'s error rate and latency"))
+    entry.followups.append(Followup(POLICIES, {"namespace": caller.namespace},
+                                    f"rule out a NetworkPolicy that cuts {caller.name} off"))
     if host is not None:
         entry.followups.append(Followup(LOG_SEARCH, {"text": host.host.split(".")[0],
                                                      "namespace": caller.namespace,

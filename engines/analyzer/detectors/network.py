@@ -14,20 +14,27 @@ from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import LOG_TOOLS, SERVICES
 from engines.analyzer.detectors._logs import Sighting, sightings
 from engines.analyzer.detectors._targets import hosts_in, resolve
-from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.facts import Facts, Ref, Service
 from engines.analyzer.scope import Scope
 
 DNS = ("no such host", "nxdomain", "name resolution", "name or service not known",
        "server misbehaving", "could not resolve", "unknown host", "unknownhostexception",
        "getaddrinfo", "dns lookup", "dns resolution", "dns error", "dns query",
        "failed to resolve", "unable to resolve", "cannot resolve", "eai_again",
-       "no address associated with hostname")
+       "no address associated with hostname", "nameresolutionerror", "servfail",
+       "could not translate host name")
 DNS_LOOKUP = ("dial tcp: lookup", ":53: read udp", ":53: i/o timeout", ":53: connection refused")
 """Go's resolver naming port 53: a lookup that timed out, whatever the host."""
 BLOCKED = ("i/o timeout", "connection timed out", "connect timed out", "timed out", "timeout",
            "deadline exceeded", "no route to host", "connection refused", "econnrefused",
            "no healthy upstream", "no endpoints available", "upstream connect error",
-           "unreachable", "connection reset", "503", "502", "bad gateway", "econnreset")
+           "unreachable", "connection reset", "503", "502", "bad gateway", "econnreset",
+           "etimedout", "ehostunreach", "enetunreach")
+
+
+def serves_dns(service: Service) -> bool:
+    """A Service with port 53: the cluster's resolver, whatever it is called."""
+    return any(p.split("→")[0].split("/")[0].strip() == "53" for p in service.ports)
 
 
 def names_service(sighting: Sighting, namespace: str, service: str, facts: Facts) -> bool:
@@ -60,7 +67,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.clues.append(Clue(weight, note, (fault[:60],), service.source, (SERVICES,),
                                 "service-fault"))
         callers = [s for s in calls if names_service(s, namespace, name, facts)]
-        if "dns" in name.lower():  # the cluster's resolver: every DNS failure calls it
+        if serves_dns(service):  # the cluster's resolver: every DNS failure calls it
             callers += [s for s in sightings(facts, scope, DNS) if s.factor >= 0.3]
         for sighting in callers[:2]:
             entry.clues.append(Clue(0.3 * sighting.factor,

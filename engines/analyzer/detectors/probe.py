@@ -4,13 +4,19 @@ start-up delay), so pods are never Ready or are killed and restarted by the kube
 Signals: Unhealthy events (probe failed, with an HTTP status or a refused connection),
 Killing events "failed liveness probe, will be restarted", containers Running but not
 Ready, kills with exit 137/143 that are not OOM, and a probe that changed in the latest
-revision. Probe failures that only follow another death (OOM kills, crashes at start) are
-symptoms; the ranking demotes them against those causes.
+revision. A 4xx answer says the probe asks the wrong path; a 5xx answer is the application
+saying it is unwell, which is only the probe's fault when nothing else is wrong with it.
+Probe failures that only follow another death (OOM kills, crashes at start) are symptoms;
+the ranking demotes them against those causes. Failures that came only while pods started
+(a rolling update's pods warming up) and stopped, with every pod Ready since and none
+restarted, explain nothing that is still going on.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from datetime import datetime, timedelta
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
@@ -20,9 +26,12 @@ from engines.analyzer.detectors._common import (
     ROLLOUT,
     event_workload,
     is_recent,
+    level_of,
+    pattern_workloads,
+    phrase_in,
     pod_workload,
 )
-from engines.analyzer.facts import Container, Facts, Pod, Ref
+from engines.analyzer.facts import Container, Facts, LogPattern, Pod, Ref
 from engines.analyzer.scope import Scope
 
 _STATUS = re.compile(r"status ?code:? ?(\d{3})", re.IGNORECASE)
@@ -52,6 +61,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
     kinds: dict[Ref, set[str]] = {}
 
+    seen: dict[Ref, list[datetime]] = {}
+    answers: dict[Ref, set[str]] = {}
+
     def candidate(ref: Ref) -> Candidate:
         return found.setdefault(ref, Candidate("probe_failure", ref))
 
@@ -70,14 +82,18 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         kinds.setdefault(ref, set()).add(probe)
         if event.reason == "Killing" and not message:
             continue
+        if event.last is not None:
+            seen.setdefault(ref, []).append(event.last)
         if event.reason == "Killing":
             weight, note = 0.35, f"the kubelet kills containers that fail their {probe} probe"
         else:
             weight = 0.3 if event.count >= 5 else 0.15
             note = f"{probe} probe failed {event.count} times"
             if (status := _STATUS.search(message)) is not None:
-                weight += 0.2
-                note += f" with HTTP {status.group(1)}"
+                code = status.group(1)
+                answers.setdefault(ref, set()).add(code[0])
+                weight += 0.05 if code.startswith("5") else 0.2
+                note += f" with HTTP {code}"
         candidate(ref).clues.append(Clue(weight, note, (message[:60], event.reason),
                                          event.source, EVENT_TOOLS,
                                          f"probe-{event.reason}-{probe}"))
@@ -107,6 +123,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                              (f"{kind}_probe: {text}"[:60],), pod.described,
                                              (DESCRIBE,), f"probe-spec-{kind}"))
     for ref, entry in found.items():
+        if (why := _over(facts, ref, seen.get(ref, []))) is not None:
+            _weaken(entry, 0.3, why)
+        elif answers.get(ref) == {"5"} and (error := _own_error(facts, ref)) is not None:
+            _weaken(entry, 0.6, f"the probe only relays the application's own errors "
+                    f"({error.template[:60]})")
         rollout = facts.rollout_of(ref)
         if rollout is not None:
             changed = [c for c in rollout.changes if " probe " in f" {c} "]
@@ -126,3 +147,55 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
                                         f"see whether {ref.name} serves at all"))
     return [c for c in found.values() if c.clues]
+
+
+SETTLED = timedelta(minutes=15)  # probe failures this old, all pods Ready since: over
+STARTUP = timedelta(minutes=3)  # failures this soon after a container started: warming up
+
+
+def _over(facts: Facts, ref: Ref, times: list[datetime]) -> str | None:
+    """Why the probe failures are over, if they are: every pod is Ready now and none
+    restarted, and the failures stopped a while ago or came only while pods started."""
+    workload = facts.workloads.get(ref)
+    if workload is None or not workload.desired or workload.ready != workload.desired or \
+            workload.restarts or workload.unhealthy_pods:
+        return None
+    if times and facts.now - max(times) >= SETTLED:
+        minutes = int((facts.now - max(times)).total_seconds() // 60)
+        return f"they stopped {minutes}m ago and every pod has been Ready since"
+    pods = [p for p in facts.pods.values() if pod_workload(facts, p) == ref and p.described]
+    warming = [_while_starting(p) for p in pods]
+    if warming and all(w is not False for w in warming) and any(warming):
+        return "they came only while the pods were starting, and every pod is Ready now"
+    return None
+
+
+def _while_starting(pod: Pod) -> bool | None:
+    """Whether the pod's probe failures all came within its containers' start-up (None when
+    it has none)."""
+    started = [c.running_since for c in pod.containers if c.running_since and c.ready]
+    failures = [e.last for e in pod.events if e.reason == "Unhealthy" and e.last]
+    if not failures:
+        return None
+    return bool(started) and max(failures) <= max(started) + STARTUP
+
+
+def _own_error(facts: Facts, ref: Ref) -> LogPattern | None:
+    """A recent error the workload logs about its own work (not about its probes)."""
+    for pattern in facts.patterns:
+        if pattern.count < 3 or level_of(pattern) not in ("error", "fatal", "critical", "err") \
+                or (pattern.last is not None and facts.now - pattern.last > SETTLED):
+            continue
+        if phrase_in(pattern.text, ("probe", "health", "readiness", "liveness")):
+            continue
+        if ref in pattern_workloads(pattern, facts)[:1]:
+            return pattern
+    return None
+
+
+def _weaken(entry: Candidate, factor: float, why: str) -> None:
+    """Scale the probe-failure evidence itself (not the probe's spec), and say why."""
+    entry.clues = [replace(c, weight=c.weight * factor)
+                   if c.topic.startswith(("probe-Unhealthy", "probe-Killing", "not-ready"))
+                   else c for c in entry.clues]
+    entry.demoted_because.append(why)

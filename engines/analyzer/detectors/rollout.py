@@ -3,9 +3,12 @@ revision was healthy.
 
 Signals: the current revision was created shortly before things broke (a metric change
 point in 5xx ratio or latency, new error templates first seen after it, the report's
-"since"), it changed the image or configuration, and its pods run and are Ready (a revision
+"since"), it changed the image or configuration, its pods run and are Ready (a revision
 that cannot pull, schedule, start or become Ready takes that more specific category, see
-ranking.py).
+ranking.py), and its errors sit on one route while the others still answer (it serves; one
+code path regressed). A StatefulSet or DaemonSet shows no older revision once its update is
+done: a revision whose first pod is much younger than the workload, with pods the controller
+itself replaced, is the new one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
     LOG_PATTERNS,
     LOG_TOOLS,
+    POD_LOGS,
     ROLLOUT,
     SIGNALS,
     level_of,
@@ -24,10 +28,13 @@ from engines.analyzer.detectors._common import (
     snippet,
     stamp,
 )
-from engines.analyzer.facts import Facts, LogPattern, Ref, Rollout
+from engines.analyzer.detectors._routes import routes
+from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout
 from engines.analyzer.scope import Scope
 
 FRESH = timedelta(hours=24)
+PARTIAL = 0.5  # a 5xx ratio below this: most requests still succeed
+UPDATED_AFTER = timedelta(hours=1)  # a workload older than this when its revision's pods came
 BEFORE = timedelta(minutes=15)  # clocks and scrape intervals blur the order a little
 AFTER = timedelta(minutes=90)
 
@@ -48,20 +55,66 @@ def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
     return sorted(found, key=lambda p: -p.count)
 
 
+def _updated_in_place(rollout: Rollout, current: Revision) -> bool:
+    """A StatefulSet or DaemonSet whose pods all run one revision, with no older one left to
+    compare: new when its first pod is much younger than the workload itself."""
+    return bool(current.hash) and current.created is not None and \
+        rollout.workload_created is not None and \
+        current.created - rollout.workload_created >= UPDATED_AFTER
+
+
+def _fresh_clue(facts: Facts, rollout: Rollout, current: Revision) -> Clue:
+    created = current.created or facts.now
+    change = rollout.changes[0] if rollout.changes else ""
+    if not current.hash:
+        return Clue(
+            0.15, f"revision {current.number} rolled out {_ago(facts.now, created)} ago"
+            + (f" ({change[:80]})" if change else ""),
+            (change[:60], f"created: {stamp(created)}", f"revision: {current.number}"),
+            rollout.source, (ROLLOUT,), "fresh")
+    image = current.images[0].rsplit("/", 1)[-1] if current.images else ""
+    note = (f"revision {current.hash}{f' ({image})' if image else ''} replaced its pods "
+            f"{_ago(facts.now, created)} ago")
+    if rollout.replaced:
+        note += f": the {rollout.ref.kind} controller deleted and recreated {rollout.replaced}"
+    return Clue(0.15 if rollout.replaced else 0.1, note,
+                (f"first_pod_created: {stamp(created)}", f"revision: {current.hash}"),
+                rollout.source, (ROLLOUT,), "fresh")
+
+
+def _one_route(facts: Facts, ref: Ref) -> Clue | None:
+    """Errors on one route while the others answer (in its logs, or a small 5xx ratio in its
+    metrics): the revision serves, one code path broke."""
+    found = routes(facts, ref)
+    others = sorted(found.answering - set(found.failing))
+    signals = facts.signals_of(ref)
+    change = signals.get("requests").get("change") if signals is not None else None
+    ratio = change.get("error_ratio_after") if isinstance(change, dict) else None
+    partial = isinstance(ratio, int | float) and 0 < ratio < PARTIAL
+    if not 1 <= len(found.failing) <= 2 or not (others or partial):
+        return None
+    route, pattern = next(iter(found.failing.items()))
+    text = pattern.example or pattern.template
+    quote = snippet(text, route.split(" ", 1)[1].split("{", 1)[0], 60)
+    if others:
+        rest = others[0] + (f" and {len(others) - 1} other route(s)" if len(others) > 1 else "")
+        note = f"only {' and '.join(found.failing)} fails; {rest} still answer"
+    else:
+        note = f"only {' and '.join(found.failing)} fails, {ratio:.1%} of its requests"
+    return Clue(0.2, note, (quote,), pattern.source, LOG_TOOLS, "one-route")
+
+
 def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None:
     current, previous = rollout.current, rollout.previous
-    if current is None or previous is None or current.created is None:
+    if current is None or current.created is None:
+        return None
+    if previous is None and not _updated_in_place(rollout, current):
         return None
     if facts.now - current.created > FRESH:
         return None
     ref = rollout.ref
     entry = Candidate("bad_rollout", ref)
-    change = rollout.changes[0] if rollout.changes else ""
-    entry.clues.append(Clue(
-        0.15, f"revision {current.number} rolled out {_ago(facts.now, current.created)} ago"
-        + (f" ({change[:80]})" if change else ""),
-        (change[:60], f"created: {stamp(current.created)}", f"revision: {current.number}"),
-        rollout.source, (ROLLOUT,), "fresh"))
+    entry.clues.append(_fresh_clue(facts, rollout, current))
     moment = signal_change(facts, ref)
     signals = facts.signals_of(ref)
     if _aligned(current.created, moment) and signals is not None:
@@ -80,17 +133,26 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                                 (LOG_PATTERNS, *LOG_TOOLS), "new-errors"))
     if scope.onset is not None and _aligned(current.created, scope.onset):
         entry.clues.append(Clue(0.15, "the report's start time matches the rollout",
-                                (f"revision: {current.number}",), rollout.source, (ROLLOUT,),
-                                "report-onset"))
+                                (f"revision: {current.hash or current.number}",), rollout.source,
+                                (ROLLOUT,), "report-onset"))
     if len(entry.clues) == 1:
         entry.clues[0] = Clue(0.08, entry.clues[0].note, entry.clues[0].needles,
                               rollout.source, (ROLLOUT,), "fresh")
-    if current.desired and current.ready is not None and current.ready < current.desired:
-        entry.demote(0.5, "the new revision is not fully Ready: a more specific cause is likely")
-    old = previous.images[0] if previous.images else f"revision {previous.number}"
-    entry.fix = (f"Roll {ref.kind} {ref.namespace}/{ref.name} back to revision {previous.number} "
-                 f"({old}) with `kubectl rollout undo`, then fix the regression before "
-                 "releasing again.")
+    elif (route := _one_route(facts, ref)) is not None:
+        entry.clues.append(route)
+    if current.desired and current.ready == 0:
+        entry.demote(0.5, "the new revision is not Ready: a more specific cause is likely")
+    elif current.desired and current.ready is not None and current.ready < current.desired:
+        entry.demote(0.8, "the new revision is not fully Ready")
+    undo = f"`kubectl rollout undo {ref.kind.lower()}/{ref.name} -n {ref.namespace}`"
+    if previous is None:
+        entry.fix = (f"Roll {ref.kind} {ref.namespace}/{ref.name} back to its previous revision "
+                     f"with {undo}, then fix the regression of {current.label} before "
+                     "releasing again.")
+        return entry
+    old = previous.images[0] if previous.images else previous.label
+    entry.fix = (f"Roll {ref.kind} {ref.namespace}/{ref.name} back to {previous.label} ({old}) "
+                 f"with {undo}, then fix the regression before releasing again.")
     return entry
 
 
@@ -111,4 +173,6 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                         f"line {ref.name}'s error rate up with the rollout"))
         entry.followups.append(Followup(LOG_PATTERNS, {"namespace": ref.namespace},
                                         f"see which errors {ref.name} started to log"))
+        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
+                                        f"see whether {ref.name} still serves its other routes"))
     return found

@@ -21,6 +21,7 @@ from engines.diagnosis import is_correct
 from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled
 from engines.react import InvestigationResult
 from tests.engines.analyzer.handmade import write_all
+from tests.engines.analyzer.handmade_regressions import write_regressions
 from tools.scenarios import bundled_ids, load_scenario
 
 MAX_MEAN_STEPS = 8
@@ -133,3 +134,23 @@ def test_handmade_scenarios_written_after_the_detectors(tmp_path: Path) -> None:
         if not is_correct(outcome.diagnosis, scenario.truth):
             wrong.append((folder.name, outcome.diagnosis))
     assert not wrong
+
+
+def test_handmade_regressions_and_a_dns_outage_are_diagnosed(tmp_path: Path) -> None:
+    """A Deployment and a DaemonSet whose new revision fails one route (a probe flapping
+    along), and a DNS server under another name that is OOM-killed: each within the budget,
+    every quote read from an observation of its tool."""
+    for folder in write_regressions(tmp_path):
+        scenario = load_scenario(folder)
+        events: list[Event] = []
+
+        async def sink(event: Event, into: list[Event] = events) -> None:
+            into.append(event)
+
+        outcome = asyncio.run(investigate(scenario.report, scenario_setting(folder),
+                                          AnalyzerModel(), sink=sink))
+        assert is_correct(outcome.diagnosis, scenario.truth), (folder.name, outcome.diagnosis)
+        assert outcome.steps <= MAX_MEAN_STEPS and outcome.diagnosis is not None
+        texts = [e.text for e in events if isinstance(e, ObservationReceived)]
+        assert outcome.diagnosis.evidence
+        assert all(any(q.quote in t for t in texts) for q in outcome.diagnosis.evidence)

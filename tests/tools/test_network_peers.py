@@ -1,0 +1,97 @@
+"""Finding who is behind an address and what a NetworkPolicy covers: k8s_list_pods by IP (a
+peer a log line names), and k8s_list_network_policies with the workloads it selects and its
+creation and change times."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.tools._tooling import call, context
+
+NOW = datetime(2027, 4, 2, 9, 0, tzinfo=UTC)
+
+
+def _ago(minutes: float) -> str:
+    return (NOW - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pod(name: str, ip: str, node: str = "node-a", **labels: str) -> dict[str, Any]:
+    owner = name.rsplit("-", 1)[0]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "lab", "creationTimestamp": _ago(900),
+                         "labels": {"app": name.rsplit("-", 2)[0], **labels},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                              "name": owner, "controller": True, "uid": owner}]},
+            "spec": {"nodeName": node, "containers": [{"name": "app", "image": "reg.io/a:1"}]},
+            "status": {"phase": "Running", "podIP": ip,
+                       "containerStatuses": [{"name": "app", "ready": True, "restartCount": 0,
+                                              "state": {"running": {"startedAt": _ago(900)}}}]}}
+
+
+def _replicaset(name: str) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "namespace": "lab", "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": name.rsplit("-", 1)[0],
+                 "controller": True, "uid": name}]}, "spec": {}, "status": {}}
+
+
+def _policy(name: str, created: float, writes: list[tuple[str, float]],
+            selector: dict[str, Any] | None = None) -> dict[str, Any]:
+    fields = [{"manager": manager, "operation": "Update", "time": _ago(minutes),
+               "apiVersion": "networking.k8s.io/v1"} for manager, minutes in writes]
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": name, "namespace": "lab", "creationTimestamp": _ago(created),
+                         "managedFields": fields},
+            "spec": {"podSelector": selector or {}, "policyTypes": ["Egress"], "egress": [
+                {"to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}}],
+                 "ports": [{"port": 443, "protocol": "TCP"}]}]}}
+
+
+def _scenario(root: Path) -> Path:
+    objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "lab"}},
+               _pod("results-7d9f8c6b5-a1b2c", "10.42.1.17", tier="backend"),
+               _pod("exporter-6c9d7f5b8-q2w3e", "10.42.2.30"),
+               _replicaset("results-7d9f8c6b5"), _replicaset("exporter-6c9d7f5b8"),
+               _policy("egress-baseline", 30, []),
+               _policy("backend-egress", 60, [], {"matchLabels": {"tier": "backend"}}),
+               _policy("egress-old", 200 * 1440, [("kubectl-client-side-apply", 200 * 1440),
+                                                  ("argocd-controller", 12)])]
+    folder = root / "peers"
+    folder.mkdir()
+    header = {"id": "peers", "title": "peers", "now": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"),
+              "report": "results fail",
+              "truth": {"category": "network", "culprit": {
+                  "kind": "NetworkPolicy", "namespace": "lab", "name": "egress-baseline"}}}
+    (folder / "scenario.yaml").write_text(yaml.safe_dump(header))
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    return folder
+
+
+async def test_list_pods_by_ip_finds_the_peer_a_log_line_names(tmp_path: Path) -> None:
+    ctx = context(_scenario(tmp_path))
+    data = await call(ctx, "k8s_list_pods", ip="10.42.1.17")
+    assert data["total"] == 1
+    (row,) = data["pods"]
+    assert (row["name"], row["namespace"], row["ip"]) == (
+        "results-7d9f8c6b5-a1b2c", "lab", "10.42.1.17")
+    assert (await call(ctx, "k8s_list_pods", ip="10.9.9.9"))["total"] == 0
+    assert all("ip" not in p for p in (await call(ctx, "k8s_list_pods"))["pods"])
+
+
+async def test_network_policies_say_when_they_were_created_and_last_changed(
+        tmp_path: Path) -> None:
+    data = await call(context(_scenario(tmp_path)), "k8s_list_network_policies",
+                      namespace="lab")
+    rows = {row["name"]: row for row in data["policies"]}
+    assert rows["egress-baseline"]["created"] == f"{_ago(30)} (30m ago)"
+    assert "changed" not in rows["egress-baseline"]
+    assert rows["egress-old"]["created"].startswith(_ago(200 * 1440))
+    assert rows["egress-old"]["changed"] == f"{_ago(12)} (12m ago) by argocd-controller"
+    assert rows["egress-old"]["egress"] == [
+        "to ip 0.0.0.0/0 except 10.0.0.0/8 on TCP/443"]
+    assert rows["backend-egress"]["selected_workloads"] == ["Deployment/results"]
+    assert "selected_workloads" not in rows["egress-baseline"]  # all pods: no list
