@@ -342,18 +342,7 @@ class Investigations:
         current_investigation.set(investigation.id)  # this task's log lines carry the id
         thread, reporter = investigation.thread, investigation.reporter
         meter = self.telemetry.meter() if self.telemetry is not None else None
-        if not investigation.known:
-            await self.store.create(
-                InvestigationRecord(
-                    investigation.id, thread.channel, thread.thread_ts or "",
-                    investigation.text, investigation.requested_by, self.model_name,
-                )
-            )
         thread_known = bool(thread.thread_ts)
-        lessons = (
-            investigation.lessons if investigation.resume
-            else await self._lessons_for(investigation.text)
-        )
 
         async def sink(event: Event) -> None:
             nonlocal thread_known
@@ -376,6 +365,18 @@ class Investigations:
         outcome: Outcome = "failed"
         result: InvestigationResult | None = None
         try:
+            if not investigation.known:  # a store that fails here fails the run, in its thread
+                await self.store.create(
+                    InvestigationRecord(
+                        investigation.id, thread.channel, thread.thread_ts or "",
+                        investigation.text, investigation.requested_by, self.model_name,
+                    )
+                )
+                investigation.known = True
+            lessons = (
+                investigation.lessons if investigation.resume
+                else await self._lessons_for(investigation.text)
+            )
             result = await self.runner(
                 RunRequest(investigation.id, investigation.text, events, investigation.inbox,
                            approver, lessons=lessons, resume=investigation.resume,
@@ -412,6 +413,8 @@ class Investigations:
         """Remember the end, with the thread once it exists (a slash command's thread is only
         known when its first message is out), so replies after the end become feedback."""
         thread = investigation.thread
+        if not investigation.known:
+            return  # the store never took the run: its thread says why
         if thread.thread_ts is None and not thread.dead:
             await self.outbox.drain()
         if thread.thread_ts is not None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -35,8 +37,23 @@ class StoreBase:
         # Writes take SQLite's write lock when they begin (see _sqlite.py); on PostgreSQL
         # the option means nothing and this is the same engine.
         self._writer = engine.execution_options(**WRITE)
+        self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
         self.url: URL = engine.url
         self.where = describe(engine.url)
+
+    @contextlib.asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction. On SQLite, one at a time in this process: the file has one
+        write lock, and connections racing for it through the busy timeout starve each
+        other under load (50 investigations starting at once met "database is locked"
+        after the 10 s timeout). Queued on an asyncio lock they take turns in order; another
+        process (the command line) still waits on the busy timeout."""
+        if self._write_lock is None:
+            async with self._writer.begin() as conn:
+                yield conn
+            return
+        async with self._write_lock, self._writer.begin() as conn:
+            yield conn
 
     @property
     def dialect(self) -> str:

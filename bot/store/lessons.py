@@ -44,7 +44,7 @@ class LessonsMixin(StoreBase):
         }
         tags = " ".join(tag for values in tagged.values() for tag in values)
         created_at = at or now()
-        async with self._writer.begin() as conn:
+        async with self._write() as conn:
             if source_investigation is not None:
                 await require_investigation(conn, source_investigation)
             result = await conn.execute(
@@ -93,7 +93,7 @@ class LessonsMixin(StoreBase):
     @guarded
     async def delete_lesson(self, lesson_id: int) -> None:
         """Forget a lesson (a wrong one would mislead every later investigation)."""
-        async with self._writer.begin() as conn:
+        async with self._write() as conn:
             result = await conn.execute(
                 lessons_table.delete().where(lessons_table.c.id == lesson_id)
             )

@@ -99,7 +99,7 @@ class Store(LessonsMixin):
     @guarded
     async def create(self, record: InvestigationRecord, *, engine: str = "") -> None:
         """Record a new investigation (the bot's `InvestigationRecord`), status "running"."""
-        async with self._writer.begin() as conn:
+        async with self._write() as conn:
             await conn.execute(
                 investigations.insert().values(
                     id=record.id,
@@ -153,7 +153,7 @@ class Store(LessonsMixin):
             .values(**values)
             .returning(investigations.c.last_seq)
         )
-        async with self._writer.begin() as conn:
+        async with self._write() as conn:
             seq = (await conn.execute(bump)).scalar_one_or_none()
             if seq is None:
                 raise UnknownInvestigationError(investigation_id)
@@ -255,7 +255,7 @@ class Store(LessonsMixin):
         self, investigation_id: str, constraint: Constraint, *, at: datetime | None = None
     ) -> None:
         """Remember a steering reply (as parsed by `parse_constraint`) when it was given."""
-        async with self._writer.begin() as conn:
+        async with self._write() as conn:
             await require_investigation(conn, investigation_id)
             await conn.execute(
                 constraints_table.insert().values(
@@ -283,7 +283,7 @@ class Store(LessonsMixin):
     async def add_feedback(self, item: Feedback) -> None:
         """A Correct/Wrong verdict or a reply after the end."""
         values = _rows.feedback_values(item)
-        async with self._writer.begin() as conn:
+        async with self._write() as conn:
             await require_investigation(conn, item.investigation_id)
             await conn.execute(
                 feedback_table.insert().values(investigation_id=item.investigation_id, **values)
@@ -309,7 +309,7 @@ class Store(LessonsMixin):
             .where(investigations.c.id == investigation_id)
             .values(**values)
         )
-        async with self._writer.begin() as conn:
+        async with self._write() as conn:
             result = await conn.execute(statement)
             if result.rowcount == 0:
                 raise UnknownInvestigationError(investigation_id)

@@ -17,7 +17,7 @@ from engines.analyzer.candidates import Candidate, Followup
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._common import level_of, pattern_workloads
 from engines.analyzer.detectors._logs import sightings
-from engines.analyzer.detectors._targets import hosts_in, resolve
+from engines.analyzer.detectors._targets import callers_by_callee, hosts_in, resolve
 from engines.analyzer.detectors.dependency import CONNECT
 from engines.analyzer.detectors.network import DNS
 from engines.analyzer.facts import Facts, Ref
@@ -157,13 +157,19 @@ def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
 
 def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref]) -> None:
     """Checks that no single candidate asks for, but that the facts call for: the named
-    workload's own log when the log store says nothing about it, network policies where
-    calls fail, what runs on a sick node, the events of pods that stay Pending."""
+    workload's own log when the log store says nothing about it, what changed in the
+    workloads it calls, network policies where calls fail, what runs on a sick node, the
+    events of pods that stay Pending."""
     for ref in targets[:2]:
         logged = any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns)
         if not logged and ref.kind in ROLLING:
             box.call(t.POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
                      f"read {ref.name}'s own log")
+    for callee in _callees(facts, targets[:2])[:2]:  # one hop down the call chain
+        box.call(t.ROLLOUT, {"namespace": callee.namespace, "workload": callee.name},
+                 f"what changed in {callee.name}, which {targets[0].name} calls")
+        box.call(t.SIGNALS, {"namespace": callee.namespace, "workload": callee.name,
+                             "since": "3h"}, f"read {callee.name}'s metrics")
     namespaces = {r.namespace for r in targets} | set(scope.namespaces)
     troubled: set[str] = set()
     for seen in sightings(facts, scope, CONNECT + DNS):
@@ -186,6 +192,15 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref]) -> N
         if pending is not None and any(s.startswith("Pending") for s in pending.statuses):
             box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
                      f"events of {ref.name}")
+
+
+def _callees(facts: Facts, refs: Sequence[Ref]) -> list[Ref]:
+    """The workloads that these ones name in their log lines as what they call (a slow or
+    failing callee is where a healthy-looking caller's trouble comes from)."""
+    wanted = set(refs)
+    return sorted((callee for callee, callers in callers_by_callee(facts).items()
+                   if callers & wanted and callee not in wanted and callee.kind in ROLLING),
+                  key=str)
 
 
 def follow(box: Toolbox, ranked: Sequence[Candidate], how_many: int = 2) -> list[Followup]:

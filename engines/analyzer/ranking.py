@@ -6,7 +6,9 @@ another namespace, that no named workload calls, keeps only a third of its stren
 Precedence follows scenario-format.md: a more specific category beats bad_rollout, and a
 symptom (probe failures after OOM kills, throttling under a capped autoscaler, a caller's
 errors behind a broken Service) loses to its cause. The cluster's DNS server failing (a
-crash loop, OOM kills...) while callers cannot resolve names is a network outage.
+crash loop, OOM kills, failing probes) while callers cannot resolve names is a network
+outage; a DNS server whose image cannot be pulled or whose pods cannot be scheduled is not
+(that is the more specific cause).
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ def _strongest(candidates: Iterable[Candidate], workload: Ref, categories: Itera
 
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
-OUTAGE_FORMS = frozenset({"crash_loop", "oom_killed", "probe_failure", "image_pull",
-                          "unschedulable"})
+# How a running DNS server fails is only the form of a network outage; a new revision that
+# cannot pull or be scheduled is a cause of its own, whatever the workload serves.
+OUTAGE_FORMS = frozenset({"crash_loop", "oom_killed", "probe_failure"})
 
 
 def _outage(candidates: Sequence[Candidate], candidate: Candidate) -> Candidate | None:
@@ -95,6 +98,9 @@ def apply_precedence(candidates: Sequence[Candidate],
         if _outage(candidates, candidate) is not None:
             candidate.demote(0.4, "it serves the cluster's DNS: its callers fail to resolve "
                              "names, a network outage")
+        if candidate.category == "network" and candidate.culprit.kind in WORKLOAD_KINDS and \
+                _strongest(candidates, ref, ("image_pull", "unschedulable")) >= 0.6:
+            candidate.demote(0.6, "its new pods cannot start: that is the cause")
         if candidate.category == "bad_rollout" and _strongest(candidates, ref, SPECIFIC) >= 0.5:
             candidate.demote(0.35, "the new revision fails in a more specific way")
         if candidate.category == "probe_failure" and _strongest(

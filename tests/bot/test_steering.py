@@ -14,7 +14,9 @@ import pytest
 import pytest_asyncio
 
 from bot import render
+from bot.feedback import InvestigationRecord, MemoryStore
 from bot.investigations import RunRequest
+from bot.store.errors import StoreError
 from bot.wiring import scenario_setting
 from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled
 from engines.incident import Incident
@@ -201,3 +203,30 @@ async def test_blocks_slack_refuses_are_sent_as_plain_text(
     assert plain and str(plain[0].args["text"]).startswith("Step"), "the refused post, as text"
     assert any(t.startswith("Step") for t in texts), texts
     assert any(t.startswith("Diagnosis") for t in texts), texts
+
+
+class _LockedStore(MemoryStore):
+    """A store whose database refuses to record runs about "[locked]" (a locked SQLite
+    file, a PostgreSQL that went away): the bot must say so in the thread."""
+
+    async def create(self, record: InvestigationRecord) -> None:
+        if "[locked]" in record.text:
+            raise StoreError("database sqlite:///triage.db: database is locked")
+        await super().create(record)
+
+
+async def test_a_store_that_cannot_record_the_run_fails_it_in_the_thread(
+    session: aiohttp.ClientSession,
+) -> None:
+    async with FakeSlack() as slack:
+        bot = InProcessBot(slack)
+        bot.store = _LockedStore()
+        await bot.__aenter__()
+        sender = SlackSender(f"{bot.url}/slack/events", session)
+        _, ts = await sender.mention("CLOCKED", "UALICE", f"[locked] {REPORT}")
+        assert state_of(await ended(slack, "CLOCKED", ts)) == "failed"
+        said = posted_with(slack, "CLOCKED", ts, "database is locked")
+        assert said, "the reason is in the thread, not only in the bot's log"
+        _, other = await sender.mention("CLOCKED2", "UALICE", REPORT)
+        assert state_of(await ended(slack, "CLOCKED2", other)) == "done", "others still served"
+        await bot.__aexit__(None, None, None)

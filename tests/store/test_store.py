@@ -57,6 +57,23 @@ async def test_logs_of_concurrent_investigations_do_not_mix(store: Store) -> Non
         assert texts == [f"{name}{step}" for step in range(1, 16)]
 
 
+async def test_fifty_investigations_starting_at_once_all_get_recorded(store: Store) -> None:
+    """A burst of mentions: every run creates its record and appends its events at once.
+    On SQLite the writers take turns in the process instead of racing for the file's lock
+    (which, under load, ran past the busy timeout: "database is locked")."""
+    names = [f"burst{i:02d}" for i in range(50)]
+
+    async def run(name: str) -> None:
+        await store.create(record(name, thread_ts=name))
+        for step in range(1, 11):
+            await store.append_event(name, ThoughtRecorded(name, step, f"{name}/{step}", at(step)))
+
+    await asyncio.gather(*(run(name) for name in names))
+    for name in names:
+        texts = [e.text for e in await store.events(name) if isinstance(e, ThoughtRecorded)]
+        assert texts == [f"{name}/{step}" for step in range(1, 11)]
+
+
 async def test_an_append_that_fails_leaves_no_trace(store: Store) -> None:
     await store.create(record())
     await store.append_event("inv1", ThoughtRecorded("inv1", 1, "one", at(1)))

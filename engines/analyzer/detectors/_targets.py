@@ -140,17 +140,22 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
             for resolver in (r for r in resolvers if r != caller):
                 graph.setdefault(resolver, set()).add(caller)
         callees = [target_workload(resolve(h, p, caller.namespace, facts), facts)
-                   for h, p in hosts] + _named(text, caller, facts)
+                   for h, p in hosts] + named(text, caller, facts)
         for callee in callees:
             if callee is not None and callee != caller:
                 graph.setdefault(callee, set()).add(caller)
     return graph
 
 
-def _named(text: str, caller: Ref, facts: Facts) -> list[Ref]:
-    """Workloads of the caller's namespace that a line names by a hyphenated name as a word
-    ("checkout failed: cart-api responded 500"), as a caller names what it calls."""
+def named(text: str, caller: Ref, facts: Facts) -> list[Ref]:
+    """Workloads that a line names by a hyphenated name as a word ("checkout failed: cart-api
+    responded 500"), as a caller names what it calls: of the caller's namespace, or of
+    another one when no other workload in the cluster bears that name."""
     low = text.lower()
-    return [ref for ref in facts.workloads if ref.namespace == caller.namespace
-            and ref != caller and "-" in ref.name and ref.name in low
+    hits = [ref for ref in facts.workloads if ref != caller and "-" in ref.name
+            and ref.name in low
             and re.search(rf"(?<![\w.-]){re.escape(ref.name)}(?![\w-])", low)]
+    local = [ref for ref in hits if ref.namespace == caller.namespace]
+    names = [ref.name for ref in facts.workloads]
+    return local + [ref for ref in hits if ref.namespace != caller.namespace
+                    and names.count(ref.name) == 1 and ref.name not in {r.name for r in local}]

@@ -7,10 +7,12 @@ fault depends on who reports the error and how:
   certificate expired", "Received fatal alert: certificate_expired") had its own
   certificate refused by its peer: the logger is the culprit, client or server alike;
 - a side that fails to verify its peer's certificate blames the peer. As a client calling
-  a host, that is the server behind the host when it runs in the cluster, else the logger
-  (the cause lies outside the cluster). As a server answering a handshake ("handshake
-  error from 10.0.3.7", "client CN=relay.billing.svc"), it is the client: named in the
-  line, found by its pod's IP, or among the server's callers that fail with TLS errors;
+  a host, that is the server behind the host when it runs in the cluster; when it names no
+  host, the one in-cluster server whose certificate other clients refuse (or that receives
+  their alerts); else the logger (the cause lies outside the cluster). As a server
+  answering a handshake ("handshake error from 10.0.3.7", "client CN=relay.billing.svc"),
+  it is the client: named in the line, found by its pod's IP, or among the server's
+  callers that fail with TLS errors;
 - a line about the logger's own files or keys ("client certificate ... has expired",
   "tls.crt", "serving certificate") blames the logger.
 """
@@ -94,6 +96,9 @@ def whose(text: str) -> str:
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
     clients: set[Ref] = set()  # workloads whose client certificate (mTLS) is at fault
+    named: set[Ref] = set()  # in-cluster servers whose certificate clients that name them refuse
+    alerted: set[Ref] = set()  # servers that receive their clients' TLS alerts
+    unnamed: list[tuple[Sighting, float]] = []  # a peer's certificate refused, no host named
     graph: dict[Ref, set[Ref]] | None = None
     for sighting in sightings(facts, scope, TLS):
         text = f"{sighting.pattern.example} {sighting.pattern.template}"
@@ -117,18 +122,50 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             clients.update(e.culprit for e in entries if e.culprit != logger)
         else:
             server = next(iter(_servers(text, logger, facts)), None)
-            culprit = server if server is not None else logger
-            entry = _clue(found, culprit, sighting, weight, f"{logger.name} logs "
+            if server is None:
+                unnamed.append((sighting, weight))
+                continue
+            entry = _clue(found, server, sighting, weight, f"{logger.name} logs "
                           f"{sighting.quote[:90]!r}", f"tls-{logger.name}")
-            entry.affects += (logger,) if logger != culprit else ()
+            entry.affects += (logger,) if logger != server else ()
+            named.add(server)
             entries = [entry]
+        if side == "own" and SERVING.search(text):
+            alerted.add(logger)
         for entry in entries if sighting.why else ():
             entry.demote(0.9, sighting.why)
+    _unnamed(found, facts, unnamed, named, alerted)
     _events(facts, found)
     for ref, entry in found.items():
         entry.affects = tuple(dict.fromkeys(a for a in entry.affects if a != ref))
         _finish(facts, ref, entry, client=ref in clients)
     return list(found.values())
+
+
+def _unnamed(found: dict[Ref, Candidate], facts: Facts, unnamed: list[tuple[Sighting, float]],
+             named: set[Ref], alerted: set[Ref]) -> None:
+    """A client refuses its peer's certificate without naming the host it called: the peer
+    is the in-cluster server it is known to call among those whose certificate is refused,
+    else the one server whose certificate clients that name it refuse, else the one server
+    receiving its clients' alerts; with none of these, the peer is outside the cluster and
+    the client is where it shows."""
+    graph = callers_by_callee(facts) if unnamed and (named or alerted) else {}
+    for sighting, weight in unnamed:
+        logger = sighting.workload
+        tiers = [sorted((s for s in group if s != logger), key=str) for group in
+                 ([s for s in named | alerted if logger in graph.get(s, ())], named, alerted)]
+        server = next((tier[0] for tier in tiers if len(tier) == 1), None)
+        if server is None:
+            entry = _clue(found, logger, sighting, weight, f"{logger.name} logs "
+                          f"{sighting.quote[:90]!r}", f"tls-{logger.name}")
+        else:
+            entry = _clue(found, server, sighting, 0.8 * weight,
+                          f"{logger.name} refuses a peer's certificate too "
+                          f"({sighting.quote[:70]!r}): {server.name}'s, which other clients "
+                          "refuse", f"tls-{logger.name}")
+            entry.affects += (logger,)
+        if sighting.why:
+            entry.demote(0.9, sighting.why)
 
 
 def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,

@@ -3,7 +3,9 @@
 Signals: the node's Ready condition, pressure conditions, its warning events (NodeNotReady,
 EvictionThresholdMet, ...), and pods evicted or stuck on it. The culprit is the Node, with
 an empty namespace; the workloads whose pods it hosts are what it "affects", which is how
-the ranking links a node to the service in the report.
+the ranking links a node to the service in the report. Pods that cannot be scheduled
+because the node carries the taint its condition brings (node.kubernetes.io/pid-pressure,
+...) are affected too: the node's fault, not a scheduling constraint, keeps them Pending.
 """
 
 from __future__ import annotations
@@ -28,6 +30,34 @@ NODE_REASONS = ("NodeNotReady", "NodeNotSchedulable", "EvictionThresholdMet", "N
                 "ImageGCFailed", "ContainerGCFailed")
 EVICTION = ("The node was low on resource", "evicted", "Evicted", "node is not ready",
             "NodeNotReady", "node(s) had condition", "Taint manager")
+# The taints the node lifecycle controller sets for a condition (a cordon is not a fault).
+CONDITION_TAINTS = {"node.kubernetes.io/memory-pressure": "MemoryPressure",
+                    "node.kubernetes.io/disk-pressure": "DiskPressure",
+                    "node.kubernetes.io/pid-pressure": "PIDPressure",
+                    "node.kubernetes.io/network-unavailable": "NetworkUnavailable",
+                    "node.kubernetes.io/not-ready": "NotReady",
+                    "node.kubernetes.io/unreachable": "NotReady"}
+
+
+def condition_taints(message: str) -> list[str]:
+    """The condition taints a scheduler message names ("had untolerated taint
+    {node.kubernetes.io/pid-pressure: }")."""
+    low = message.lower()
+    return [taint for taint in CONDITION_TAINTS if taint in low]
+
+
+def nodes_under(facts: Facts, taint: str) -> list[str]:
+    """The known nodes that carry this condition taint or report its condition."""
+    condition = CONDITION_TAINTS[taint]
+    found = []
+    for name, node in facts.nodes.items():
+        if condition == "NotReady":
+            hit = node.ready != "True"
+        else:
+            hit = any(condition.lower() in p.lower() for p in node.problems)
+        if hit or any(taint in t.lower() for t in node.taints):
+            found.append(name)
+    return sorted(found)
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
@@ -67,6 +97,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                     EVENT_TOOLS, "eviction"))
             if (ref := event_workload(facts, event)) is not None:
                 entry.affects += (ref,)
+    _blocked_pods(facts, found)
     for pod in facts.pods.values():
         if not pod.node:
             continue
@@ -85,6 +116,23 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.followups.append(Followup(NODES, {"name": name}, f"read node {name}'s conditions"))
         entry.followups.append(Followup(PODS, {"node": name}, f"see what runs on {name}"))
     return [c for c in found.values() if c.clues]
+
+
+def _blocked_pods(facts: Facts, found: dict[str, Candidate]) -> None:
+    """Workloads left Pending by the taint of a faulty node: affected by that node."""
+    for event in facts.events:
+        if event.reason != "FailedScheduling" or not is_recent(event.last, facts.now):
+            continue
+        ref = event_workload(facts, event)
+        for taint in condition_taints(event.message):
+            for name in nodes_under(facts, taint):
+                entry = found.get(name)
+                if entry is None or not entry.clues or ref is None:
+                    continue
+                entry.affects += (ref,)
+                entry.clues.append(Clue(0.2, f"{ref.name} cannot be scheduled: {name} carries "
+                                        f"the taint {taint}", (taint, "FailedScheduling"),
+                                        event.source, EVENT_TOOLS, "node-blocks-pods"))
 
 
 def _node_of(facts: Facts, namespace: str, pod: str) -> str | None:

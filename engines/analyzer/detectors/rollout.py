@@ -9,6 +9,11 @@ ranking.py), and its errors sit on one route while the others still answer (it s
 code path regressed). A StatefulSet or DaemonSet shows no older revision once its update is
 done: a revision whose first pod is much younger than the workload, with pods the controller
 itself replaced, is the new one.
+
+A rollout explains only the errors of its own code. New errors that blame a dependency (a
+callee that fails on its own, or a timeout that callers which were not rolled out hit
+too) are that dependency's failure reaching the new revision by chance of timing: they
+count little, and the candidate is demoted.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ from engines.analyzer.detectors._common import (
     SIGNALS,
     level_of,
     pattern_workloads,
+    phrase_in,
     signal_change,
     snippet,
     stamp,
 )
 from engines.analyzer.detectors._routes import routes
+from engines.analyzer.detectors._targets import hosts_in, named, resolve, target_workload
+from engines.analyzer.detectors.dependency import CONNECT
 from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout
 from engines.analyzer.scope import Scope
 
@@ -47,12 +55,64 @@ def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
     """Error templates of this workload that first appeared after the rollout."""
     found = []
     for pattern in facts.patterns:
-        if pattern.first is None or pattern.count < 3 or level_of(pattern) not in (
-                "error", "fatal", "critical", "severe", "err", ""):
+        if pattern.first is None or pattern.count < 3 or level_of(pattern) not in ERROR_LEVELS:
             continue
         if ref in pattern_workloads(pattern, facts)[:1] and _aligned(created, pattern.first):
             found.append(pattern)
     return sorted(found, key=lambda p: -p.count)
+
+
+ERROR_LEVELS = ("error", "fatal", "critical", "severe", "err", "")
+TROUBLE_LEVELS = (*ERROR_LEVELS, "warn", "warning")
+STILL = timedelta(minutes=30)  # a callee's errors that stopped longer ago are not ongoing
+
+
+def _callees(facts: Facts, ref: Ref, pattern: LogPattern) -> tuple[set[Ref], set[str]]:
+    """The workloads and hosts a log pattern of `ref` names as what it calls."""
+    text = f"{pattern.example} {pattern.template}"
+    hosts = hosts_in(text)
+    found = {w for h, p in hosts if (w := target_workload(resolve(h, p, ref.namespace, facts),
+                                                          facts)) is not None}
+    found.update(named(text, ref, facts))
+    found.discard(ref)
+    return found, {h for h, _ in hosts}
+
+
+def _fails_alone(facts: Facts, callee: Ref, rolled: Ref) -> bool:
+    """Whether a callee errs by itself: its own ongoing error lines that do not blame
+    `rolled`, or its own 5xx ratio or latency turned abnormal."""
+    signals = facts.signals_of(callee)
+    if signals is not None and any(signals.get(n).get("abnormal")
+                                   for n in ("requests", "latency")):
+        return True
+    for pattern in facts.patterns:
+        if pattern.count < 3 or level_of(pattern) not in ERROR_LEVELS or (
+                pattern.last is not None and facts.now - pattern.last > STILL):
+            continue
+        owners = pattern_workloads(pattern, facts)
+        if owners[:1] == [callee] and rolled not in _callees(facts, callee, pattern)[0]:
+            return True
+    return False
+
+
+def downstream(facts: Facts, ref: Ref, pattern: LogPattern) -> str:
+    """Why an error of `ref` is its dependency's failure rather than its own code's: the
+    callee it names fails by itself, or other callers log failures calling the same."""
+    callees, hosts = _callees(facts, ref, pattern)
+    for callee in sorted(callees, key=str):
+        if _fails_alone(facts, callee, ref):
+            return f"its new errors name {callee.name}, which fails by itself"
+    if not phrase_in(pattern.text, CONNECT) or not (callees or hosts):
+        return ""
+    for other in facts.patterns:
+        owners = pattern_workloads(other, facts)
+        if not owners or owners[0] == ref or level_of(other) not in TROUBLE_LEVELS:
+            continue
+        theirs, their_hosts = _callees(facts, owners[0], other)
+        if (theirs & callees or their_hosts & hosts) and phrase_in(other.text, CONNECT):
+            return (f"{owners[0].name}, which was not rolled out, fails calling the same "
+                    "dependency")
+    return ""
 
 
 def _updated_in_place(rollout: Rollout, current: Revision) -> bool:
@@ -125,10 +185,14 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                                 ("5xx ratio rose", "p99 rose"), signals.source, (SIGNALS,),
                                 "aligned-metrics"))
     errors = _new_errors(facts, ref, current.created)
+    blamed = [downstream(facts, ref, p) for p in errors]
+    if errors and all(blamed):
+        entry.demote(0.5, blamed[0])
     if errors:
         top = errors[0]
         quote = snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
-        entry.clues.append(Clue(0.4, f"new errors since the rollout: {top.template[:90]} "
+        entry.clues.append(Clue(0.15 if blamed[0] else 0.4,
+                                f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
                                 (LOG_PATTERNS, *LOG_TOOLS), "new-errors"))
     if scope.onset is not None and _aligned(current.created, scope.onset):

@@ -5,6 +5,10 @@ unschedulable: pods Pending with PodScheduled=False, FailedScheduling events who
 says why (insufficient cpu or memory, taints, selectors or affinity, unbound volumes).
 quota_exceeded: FailedCreate events or ReplicaFailure conditions saying "exceeded quota" or
 a LimitRange maximum/minimum, with the quota's used at its hard limit.
+
+Pods refused because a node carries the taint of its own condition (memory, disk or PID
+pressure, NotReady) are a symptom of that node's failure (see node.py), not a scheduling
+constraint of the workload: such a candidate is demoted when the node's condition is seen.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from engines.analyzer.detectors._common import (
     phrase_in,
     pod_workload,
 )
+from engines.analyzer.detectors.node import condition_taints, nodes_under
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -88,6 +93,11 @@ def _unschedulable(facts: Facts) -> list[Candidate]:
             found[ref].clues.append(Clue(0.2, f"{pending} pod(s) Pending", ("Pending",),
                                          workload.source, (WORKLOADS,), "pending-rollup"))
     for ref, entry in found.items():
+        faulty = sorted({n for t in condition_taints(reasons.get(ref, ""))
+                         for n in nodes_under(facts, t)})
+        if faulty:
+            entry.demote(0.5, f"node {', '.join(faulty)} refuses pods because of its own "
+                         "condition: a node failure")
         entry.fix = _schedule_fix(ref, reasons.get(ref, ""))
         entry.followups.append(Followup(EVENTS, {"namespace": ref.namespace,
                                                  "object_name": ref.name},
