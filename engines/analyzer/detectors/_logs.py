@@ -8,7 +8,7 @@ along, and something still happening more than something that stopped long ago.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -41,11 +41,15 @@ class Sighting:
 
 
 def sightings(facts: Facts, scope: Scope, phrases: Sequence[str],
-              exclude: Sequence[str] = ()) -> list[Sighting]:
-    """Every attributable pattern carrying one of `phrases` (and none of `exclude`)."""
+              exclude: Sequence[str] = (), *,
+              find: Callable[[str], str | None] | None = None) -> list[Sighting]:
+    """Every attributable pattern carrying one of `phrases` (and none of `exclude`); `find`
+    may spot further ones by shape, returning the piece of text that it matched."""
     found: list[Sighting] = []
     for pattern in facts.patterns:
         phrase = phrase_in(pattern.text, phrases)
+        if phrase is None and find is not None:
+            phrase = find(pattern.text)
         if phrase is None or (exclude and phrase_in(pattern.text, exclude)):
             continue
         owners = pattern_workloads(pattern, facts)

@@ -3,9 +3,14 @@ descriptors, threads, disk space.
 
 Signals: the words applications use when that happens, in the exhausted workload's own
 logs, weighed by level, volume and timing (a pool warning that was always there is noise).
+A saturated thread pool, worker pool or queue often says so only in figures ("16 of 16
+threads active", "pool size = 8, active threads = 8", "queue 500/500", a task "rejected
+from" an executor): `saturation` recognises those shapes, whatever the numbers.
 """
 
 from __future__ import annotations
+
+import re
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import LOG_TOOLS, POD_LOGS, SIGNALS
@@ -25,24 +30,87 @@ KINDS: dict[str, tuple[str, ...]] = {
                         "remaining connection slots", "sorry, too many clients",
                         "queuepool limit", "waiting for a connection"),
     "threads": ("unable to create native thread", "unable to create new native thread",
-                "rejectedexecutionexception", "thread pool exhausted", "thread pool is full",
-                "can't start new thread", "resource temporarily unavailable", "pthread_create"),
+                "rejectedexecutionexception", "taskrejectedexception", "did not accept task",
+                "thread pool exhausted", "thread pool is full", "thread pool is exhausted",
+                "thread pool saturated", "thread pool is saturated", "threadpool exhausted",
+                "executor exhausted", "executor saturated", "executor is saturated",
+                "thread starvation", "no available threads", "no idle threads",
+                "no free threads", "can't start new thread", "resource temporarily unavailable",
+                "pthread_create"),
+    "workers": ("no available workers", "no workers available", "no free workers",
+                "no idle workers", "all workers are busy", "all workers busy",
+                "worker pool exhausted", "worker pool is exhausted", "max_children",
+                "worker_connections are not enough"),
     "disk space": ("no space left on device", "enospc", "disk full", "disk quota exceeded",
                    "not enough space", "insufficient disk space", "filesystem is full"),
-    "queue capacity": ("queue is full", "queue full", "buffer full", "backlog full"),
+    "queue capacity": ("queue is full", "queue full", "buffer full", "backlog full",
+                       "queue at capacity", "queue is at capacity", "queue capacity reached",
+                       "queue limit reached", "queue overflow"),
 }
 PHRASES = tuple(p for phrases in KINDS.values() for p in phrases)
+
+_UNITS = r"(?:threads?|workers?|executors?|slots?|handlers?|processes|goroutines)"
+_BUSY = r"(?:busy|in[- ]use|occupied|taken|exhausted|blocked)"
+# How pools and queues say they are full, most telling first; a shape with groups `used`
+# and `cap` counts only when used reaches the capacity, whatever the figures.
+_SHAPES = (
+    # a task refused by a saturated executor: "Task X rejected from ...ThreadPoolExecutor@1f"
+    (re.compile(r"\brejected from\s+\S*?(?:executor|pool)\w*", re.I), "threads"),
+    # "16 of 16 threads active", "8/8 workers busy", "32 out of 32 pdf-render slots in use"
+    (re.compile(rf"(?<![\w.])(?P<used>\d+)\s*(?:/|of|out of)\s*(?P<cap>\d+)\s+"
+                rf"(?:[\w-]+\s+)?{_UNITS}\s+(?:are\s+)?(?:currently\s+|all\s+)?"
+                rf"(?:active|{_BUSY})\b", re.I), "threads"),
+    # "active threads: 16/16", "busy workers = 8 / 8"
+    (re.compile(rf"\b(?:active|{_BUSY})\s+{_UNITS}\s*[:=]?\s*(?P<used>\d+)\s*(?:/|of)\s*"
+                rf"(?P<cap>\d+)(?![\w.])", re.I), "threads"),
+    # java.util.concurrent.ThreadPoolExecutor: "pool size = 16, active threads = 16"
+    (re.compile(r"\bpool size\s*=\s*(?P<cap>\d+),\s*active threads\s*=\s*(?P<used>\d+)"
+                r"(?![\w.])", re.I), "threads"),
+    # "queue 500/500", "queued tasks: 500 of 500", "backlog depth 128/128"
+    (re.compile(r"\b(?:queue|queued tasks|backlog)\s*(?:size|length|depth)?\s*[:=]?\s*"
+                r"(?P<used>\d+)\s*(?:/|of|out of)\s*(?P<cap>\d+)(?![\w.])", re.I),
+     "queue capacity"),
+    # Tomcat "All threads (200) are currently busy", "all 16 render workers busy"
+    (re.compile(rf"\ball\s+(?:\(?\d+\)?\s+)?(?:[\w-]+\s+)?{_UNITS}\s+(?:\(\d+\)\s+)?"
+                rf"(?:are\s+)?(?:currently\s+)?{_BUSY}\b", re.I), "threads"),
+)
+# "active" alone is also what a healthy pool says at start: it needs a word of trouble.
+_TROUBLE = re.compile(r"saturat|exhaust|busy|block|reject|full|starv|capacity|limit|waiting",
+                      re.I)
+
+
+def _saturated(text: str) -> tuple[str, str] | None:
+    """The piece of `text` that shows a pool or queue used to capacity, and its kind."""
+    for regex, kind in _SHAPES:
+        for match in regex.finditer(text):
+            if "cap" in regex.groupindex:
+                used, capacity = int(match.group("used")), int(match.group("cap"))
+                if not capacity or used < capacity:
+                    continue
+                if "active" in match.group(0).lower() and not _TROUBLE.search(text):
+                    continue
+            return match.group(0), kind
+    return None
+
+
+def saturation(text: str) -> str | None:
+    """The piece of `text` that shows a thread pool, worker pool or queue at capacity."""
+    found = _saturated(text)
+    return found[0] if found else None
 
 
 def _kind(text: str) -> str:
     low = text.lower()
-    return next((k for k, phrases in KINDS.items() if any(p in low for p in phrases)),
-                "an inner resource")
+    named = next((k for k, phrases in KINDS.items() if any(p in low for p in phrases)), None)
+    if named is not None:
+        return named
+    found = _saturated(text)
+    return found[1] if found else "an inner resource"
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
-    for ref, seen in by_workload(sightings(facts, scope, PHRASES)).items():
+    for ref, seen in by_workload(sightings(facts, scope, PHRASES, find=saturation)).items():
         entry = Candidate("resource_exhaustion", ref)
         kind = _kind(seen[0].pattern.text)
         for sighting in seen[:3]:
