@@ -60,6 +60,8 @@ class Store(Protocol):
 
     async def set_thread(self, investigation_id: str, thread_ts: str) -> None: ...
 
+    async def set_status_message(self, investigation_id: str, ts: str) -> None: ...
+
     async def append_event(self, investigation_id: str, event: Event) -> None: ...
 
     async def finish(
@@ -107,6 +109,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self._records: dict[str, InvestigationRecord] = {}
         self._threads: dict[tuple[str, str], str] = {}
+        self._status_messages: dict[str, str] = {}
         self._events: dict[str, list[Event]] = {}
         self._feedback: dict[str, list[Feedback]] = {}
 
@@ -120,6 +123,9 @@ class MemoryStore:
         record = self._records[investigation_id]
         self._records[investigation_id] = replace(record, thread_ts=thread_ts)
         self._threads[(record.channel, thread_ts)] = investigation_id
+
+    async def set_status_message(self, investigation_id: str, ts: str) -> None:
+        self._status_messages[investigation_id] = ts
 
     async def append_event(self, investigation_id: str, event: Event) -> None:
         self._events.setdefault(investigation_id, []).append(event)

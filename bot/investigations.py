@@ -129,6 +129,7 @@ class Investigation:
     notes: Sequence[str] = ()
     now: datetime | None = None
     correcting: bool = False  # a new attempt after a human said the answer was wrong
+    recorded: asyncio.Event = field(default_factory=asyncio.Event)  # the store tried `create`
     known: bool = False  # the store already has it (a resumed run, a new attempt)
 
 
@@ -219,10 +220,12 @@ class Investigations:
 
     def resume(
         self, *, investigation_id: str, channel: str, thread_ts: str, text: str, user: str,
-        events: Sequence[Event],
+        events: Sequence[Event], status_ts: str | None = None,
     ) -> Investigation:
-        """Carry on with an investigation a crash or a restart interrupted, from its log."""
+        """Carry on with an investigation a crash or a restart interrupted, from its log,
+        under its status message when the store kept it."""
         investigation = self._new(investigation_id, channel, thread_ts, text, user)
+        investigation.thread.status_ts = status_ts
         investigation.known = True
         investigation.resume = tuple(events)
         investigation.lessons = next(
@@ -246,7 +249,23 @@ class Investigations:
             self.outbox, thread, investigation_id=investigation_id, incident=text,
             model=self.model_name, requested_by=user, metrics=self.metrics,
         )
-        return Investigation(investigation_id, text, user, thread, ConstraintInbox(), reporter)
+        investigation = Investigation(
+            investigation_id, text, user, thread, ConstraintInbox(), reporter
+        )
+
+        def status_posted(ts: str) -> None:
+            self.background.spawn(self._keep_status_message(investigation, ts),
+                                  name="keep-status")
+
+        thread.on_status = status_posted
+        return investigation
+
+    async def _keep_status_message(self, investigation: Investigation, ts: str) -> None:
+        """Remember the thread's status message as soon as it is out, so that a restart
+        resumes the run under it instead of posting a second one."""
+        await investigation.recorded.wait()
+        if investigation.known:
+            await self.store.set_status_message(investigation.id, ts)
 
     def _launch(
         self, investigation: Investigation, on_dead: Callable[[str], None] | None
@@ -280,6 +299,8 @@ class Investigations:
         investigation.task = self.background.spawn(
             self._run(investigation), name=f"investigation-{investigation_id}"
         )
+        # However the run ends (even cancelled before it began), nobody waits on the store.
+        investigation.task.add_done_callback(lambda _: investigation.recorded.set())
         log.info("investigation %s started in %s for %s: %s", investigation_id, channel, user,
                  _clip(investigation.text), extra={"investigation_id": investigation_id})
         return investigation
@@ -342,6 +363,8 @@ class Investigations:
         current_investigation.set(investigation.id)  # this task's log lines carry the id
         thread, reporter = investigation.thread, investigation.reporter
         meter = self.telemetry.meter() if self.telemetry is not None else None
+        if investigation.known:
+            investigation.recorded.set()
         thread_known = bool(thread.thread_ts)
 
         async def sink(event: Event) -> None:
@@ -366,13 +389,16 @@ class Investigations:
         result: InvestigationResult | None = None
         try:
             if not investigation.known:  # a store that fails here fails the run, in its thread
-                await self.store.create(
-                    InvestigationRecord(
-                        investigation.id, thread.channel, thread.thread_ts or "",
-                        investigation.text, investigation.requested_by, self.model_name,
+                try:
+                    await self.store.create(
+                        InvestigationRecord(
+                            investigation.id, thread.channel, thread.thread_ts or "",
+                            investigation.text, investigation.requested_by, self.model_name,
+                        )
                     )
-                )
-                investigation.known = True
+                    investigation.known = True
+                finally:
+                    investigation.recorded.set()
             lessons = (
                 investigation.lessons if investigation.resume
                 else await self._lessons_for(investigation.text)

@@ -33,6 +33,8 @@ FATAL_ERRORS = frozenset({
     "not_in_channel", "channel_not_found", "is_archived", "account_inactive", "invalid_auth",
     "token_revoked", "not_authed", "missing_scope", "restricted_action", "team_access_not_granted",
 })
+# An edited message that is no longer there (deleted by a human, say).
+GONE_ERRORS = frozenset({"message_not_found", "cant_update_message"})
 # Errors of a message's content: send the plain-text fallback instead.
 CONTENT_ERRORS = frozenset({"msg_too_long", "invalid_blocks", "invalid_blocks_format",
                             "too_many_attachments"})
@@ -50,6 +52,7 @@ class Thread:
     dead: bool = False
     status_pending: bool = False
     on_dead: Callable[[str], None] | None = None
+    on_status: Callable[[str], None] | None = None  # learns the status message's ts
 
 
 @dataclass(eq=False)
@@ -224,6 +227,13 @@ class ChannelQueue:
             raise RateLimitedError(_retry_after(response.headers)) from None
         log.warning("Slack refused a %s in %s: %s", type(item).__name__, self.channel, error)
         first_message = isinstance(item, Status) and item.thread.status_ts is None
+        if isinstance(item, Status) and not first_message and error in GONE_ERRORS:
+            # The status message was deleted (or is one a resumed run no longer may edit):
+            # post a new one, so the thread keeps a live status.
+            item.thread.status_ts = None
+            item.thread.status_pending = True
+            self.items.appendleft(item)
+            return
         if error in FATAL_ERRORS or first_message:
             self._dead(item.thread, error)
         elif error in CONTENT_ERRORS and isinstance(item, Post | Steps):
@@ -252,6 +262,8 @@ class ChannelQueue:
                     thread.status_ts = ts
                     if thread.thread_ts is None:
                         thread.thread_ts = ts
+                    if thread.on_status is not None:
+                        thread.on_status(ts)
                 else:
                     await self.client.chat_update(
                         channel=thread.channel, ts=thread.status_ts, text=message.text,

@@ -209,6 +209,7 @@ async def resume_unfinished(store: Store, investigations: Investigations) -> int
         investigations.resume(
             investigation_id=stored.id, channel=stored.channel, thread_ts=stored.thread_ts,
             text=stored.incident, user=stored.requested_by, events=events,
+            status_ts=stored.status_ts,
         )
         log.info("resumed investigation %s after a restart", stored.id)
         resumed += 1

@@ -38,6 +38,7 @@ def investigation(row: Mapping[Any, Any]) -> StoredInvestigation:
         diagnosis=Diagnosis.model_validate(diagnosis) if diagnosis is not None else None,
         outcome=row["outcome"],
         outcome_detail=row["outcome_detail"],
+        status_ts=row["status_ts"],
     )
 
 

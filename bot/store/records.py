@@ -53,6 +53,7 @@ class StoredInvestigation:
     diagnosis: Diagnosis | None
     outcome: str | None
     outcome_detail: str
+    status_ts: str | None = None  # the status message, edited in place; kept for a resume
 
     @property
     def finished(self) -> bool:

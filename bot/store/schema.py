@@ -69,6 +69,7 @@ investigations = sa.Table(
     sa.Column("incident", sa.Text(), nullable=False),
     sa.Column("channel", sa.String(64), nullable=True),
     sa.Column("thread_ts", sa.String(64), nullable=True),
+    sa.Column("status_ts", sa.String(64), nullable=True),
     sa.Column("requested_by", sa.String(128), nullable=False, server_default=""),
     sa.Column("model", sa.String(128), nullable=False, server_default=""),
     sa.Column("engine", sa.String(32), nullable=False, server_default=""),

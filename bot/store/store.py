@@ -122,6 +122,12 @@ class Store(LessonsMixin):
         await self._update(investigation_id, thread_ts=thread_ts or None)
 
     @guarded
+    async def set_status_message(self, investigation_id: str, ts: str) -> None:
+        """Remember the thread's status message, so a resumed run edits it rather than
+        posting a second one."""
+        await self._update(investigation_id, status_ts=ts or None)
+
+    @guarded
     async def set_status(
         self, investigation_id: str, status: Literal["running", "waiting"]
     ) -> None:

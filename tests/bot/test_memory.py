@@ -291,10 +291,10 @@ async def test_killing_serve_mid_investigation_and_restarting_resumes_it(
         async with bot_process(slack, env=env) as bot:
             await slack.wait_for(lambda f: posted_with(f, "CKILL", ts, "Resumed after a restart"))
             bot.open_gate("crash")
-            # The killed process's status message stays as it was (its ts is not stored);
-            # the resumed run posts its own and edits that one to the end.
-            await slack.wait_for(lambda f: len(found := statuses(f, "CKILL", ts)) == 2
-                                 and "(done," in found[-1].text)
+            # The store kept the status message's ts: the resumed run edits that message
+            # to the end instead of posting a second one.
+            await slack.wait_for(lambda f: "(done," in statuses(f, "CKILL", ts)[0].text)
+            assert len(statuses(slack, "CKILL", ts)) == 1
         diagnosis = posted_with(slack, "CKILL", ts, "Diagnosis")
         assert len(diagnosis) == 1 and "oom_killed" in diagnosis[0].all_text
         assert "Deployment shop/checkout" in diagnosis[0].all_text

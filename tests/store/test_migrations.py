@@ -12,7 +12,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
 
-from bot.store import Store
+from bot.feedback import InvestigationRecord
+from bot.store import Store, _migrate
 from bot.store._migrate import VERSION_TABLE, alembic_config, head_revision
 from bot.store.schema import metadata
 
@@ -30,7 +31,7 @@ async def test_migrate_creates_the_schema_and_is_idempotent(fresh_db_url: str) -
     try:
         assert await store.revision() is None
         await store.migrate()
-        assert await store.revision() == head_revision() == "0001"
+        assert await store.revision() == head_revision() == "0002"
         await store.migrate()  # again: nothing to do, nothing breaks
         assert await store.revision() == head_revision()
         async with store._db.connect() as conn:
@@ -114,5 +115,25 @@ async def test_a_migration_that_fails_half_way_leaves_nothing_behind(
         monkeypatch.setattr(Operations, "execute", original)
         await store.migrate()
         assert await store.revision() == head_revision()
+    finally:
+        await store.close()
+
+
+async def test_a_database_of_the_first_schema_upgrades_with_its_investigations(
+    fresh_db_url: str,
+) -> None:
+    """A bot upgraded mid-incident: the unfinished run survives the migration, without a
+    status message on record (it gets a new one when resumed), and can keep one from then."""
+    store = await Store.open(fresh_db_url)
+    try:
+        await _migrate.upgrade(store._writer, "0001")
+        await store.create(InvestigationRecord("old1", "C042", "1700000000.000100",
+                                               "checkout 502s", "alice", "analyzer"))
+        await store.migrate()
+        [stored] = await store.unfinished()
+        assert (stored.id, stored.status_ts) == ("old1", None)
+        await store.set_status_message("old1", "1700000001.000200")
+        [stored] = await store.unfinished()
+        assert stored.status_ts == "1700000001.000200"
     finally:
         await store.close()
