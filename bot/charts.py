@@ -4,34 +4,30 @@ Metric tools hand the model statistics ("peaked at 98% of its 256Mi limit"), not
 hundreds of samples behind them, and that is right for the model. A human sees a shape
 faster than they read a number, so when a metric observation is abnormal (a workload signal
 flagged, or a level shift in a queried metric) the bot asks the same metric source for the
-series over the same window and draws them. Drawing uses matplotlib's object API (no
-pyplot state) in a worker process of its own: a chart is tens of milliseconds of pure
-Python that, in a thread of the bot's process, holds the GIL and leaves reference cycles
-for the collector, and so stalled the event loop (and Slack's acks) by as much. In its own
-process it costs the loop nothing and runs on the other core.
+series over the same window and draws them, in a process of its own (`bot.chart_worker`:
+see there why), so the event loop never waits on matplotlib.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import itertools
 import logging
-import multiprocessing
-import os
+import pickle
 import re
-import threading
-import time
+import sys
+import weakref
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot.chart_drawing import ChartPlan, Line
+from bot.chart_worker import HEADER
 from engines.events import ObservationReceived, ToolCalled
 from tools.scenarios import parse_time
 from tools.sources.base import MetricSource, Series
+
+__all__ = ["ChartPlan", "Line", "plan_for", "render", "shutdown", "warm_up"]
 
 log = logging.getLogger(__name__)
 
@@ -47,75 +43,82 @@ _SIGNALS: dict[str, tuple[str, dict[str, str], bool, str]] = {
 }
 
 
+DRAW_TIMEOUT_SECONDS = 30.0
+
+
+class ChartProcessError(RuntimeError):
+    """The drawing process died, hung, or could not draw."""
+
 
 class _Painter:
-    """The one drawing process, started on first use (or by `warm_up`) and started again if
-    it dies; charts are small, so one process keeps up with many investigations."""
+    """The drawing process of one event loop: started on first use (or by `warm_up`),
+    asked one chart at a time, and started again if it dies or hangs."""
 
     def __init__(self) -> None:
-        self._pool: ProcessPoolExecutor | None = None
-
-    def submit(self, plan: ChartPlan, lines: Sequence[Line]) -> Future[bytes]:
-        if self._pool is None:
-            # spawn, not fork: the bot's process has threads and an event loop to not copy.
-            context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context,
-                                             initializer=_follow_parent,
-                                             initargs=(os.getpid(),))
-        return self._pool.submit(draw, plan, list(lines))
-
-    def broken(self) -> None:
-        """Forget a pool whose process died; the next chart starts a new one."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
-    def shutdown(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-
-
-_PAINTER = _Painter()
-
-
-def _follow_parent(parent: int) -> None:
-    """In the drawing process: exit as soon as the bot's process is gone (killed, say)
-    rather than live on as an orphan holding the bot's stderr open."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="follow-parent", daemon=True).start()
-
-
-@dataclass(frozen=True, slots=True)
-class ChartPlan:
-    """Which series to fetch and how to draw them."""
-
-    title: str
-    metric: str
-    matchers: Mapping[str, str]
-    start: datetime
-    end: datetime
-    step: int = 60
-    rate: bool = False
-    unit: str = ""
-    pod_pattern: str | None = None
-    limit: float | None = None  # drawn as a dashed line: "how close to the limit" at a glance
+        self._process: asyncio.subprocess.Process | None = None
+        self._turn = asyncio.Lock()
+        self.warming: asyncio.Task[None] | None = None
 
     @property
-    def filename(self) -> str:
-        safe = re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
-        return f"{safe[:60] or 'chart'}.png"
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    async def draw(self, plan: ChartPlan, lines: Sequence[Line]) -> bytes:
+        request = pickle.dumps((plan, list(lines)))
+        async with self._turn:
+            process = await self._started()
+            assert process.stdin is not None and process.stdout is not None
+            try:
+                async with asyncio.timeout(DRAW_TIMEOUT_SECONDS):
+                    process.stdin.write(HEADER.pack(len(request)) + request)
+                    await process.stdin.drain()
+                    (size,) = HEADER.unpack(await process.stdout.readexactly(HEADER.size))
+                    answer = await process.stdout.readexactly(size)
+            except (asyncio.IncompleteReadError, ConnectionError, TimeoutError) as exc:
+                await self.stop(at_once=True)
+                raise ChartProcessError(
+                    f"the drawing process {'hung' if isinstance(exc, TimeoutError) else 'died'}"
+                ) from None
+        if answer[:1] != b"+":
+            raise ChartProcessError(answer[1:].decode(errors="replace"))
+        return answer[1:]
+
+    async def _started(self) -> asyncio.subprocess.Process:
+        if self._process is None or self._process.returncode is not None:
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot.chart_worker",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            )
+        return self._process
+
+    async def stop(self, *, at_once: bool = False) -> None:
+        """End the process: close its input and let it finish, or kill it."""
+        process, self._process = self._process, None
+        if process is None or process.returncode is not None:
+            return
+        if not at_once and process.stdin is not None:
+            process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), timeout=5)
+                return
+            except TimeoutError:
+                pass
+        process.kill()
+        await process.wait()
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
-    label: str
-    points: tuple[tuple[datetime, float], ...] = field(default_factory=tuple)
+_PAINTERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Painter] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _painter() -> _Painter:
+    """The running loop's painter (a process's pipes belong to the loop that opened them)."""
+    loop = asyncio.get_running_loop()
+    painter = _PAINTERS.get(loop)
+    if painter is None:
+        painter = _PAINTERS[loop] = _Painter()
+    return painter
 
 
 def _window(data: Mapping[str, Any]) -> tuple[datetime, datetime, int] | None:
@@ -207,53 +210,28 @@ def _lines(plan: ChartPlan, found: Sequence[Series]) -> list[Line]:
     return lines[:MAX_LINES]
 
 
-def draw(plan: ChartPlan, lines: Sequence[Line]) -> bytes:
-    """PNG bytes of the chart. Blocking: runs in the drawing process."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
-    from matplotlib.figure import Figure
-
-    scale = 2**20 if plan.unit == "bytes" else 1.0  # bytes are drawn in MiB: round ticks
-    figure = Figure(figsize=(8, 3.2), dpi=100)
-    FigureCanvasAgg(figure)
-    figure.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=0.12)  # tight_layout is slow
-    axes = figure.subplots()
-    for line in lines:
-        times = date2num([t for t, _ in line.points])
-        axes.plot(times, [v / scale for _, v in line.points], label=line.label[:60],
-                  linewidth=1.5)
-    axes.xaxis_date()
-    if plan.limit:
-        limit = plan.limit / scale
-        axes.axhline(limit, color="#d62728", linestyle="--", linewidth=1, label="limit")
-        top = max(limit, *(v / scale for line in lines for _, v in line.points))
-        axes.set_ylim(bottom=0, top=top * 1.08)
-    locator = AutoDateLocator()
-    axes.xaxis.set_major_locator(locator)
-    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-    unit = "MiB" if plan.unit == "bytes" else plan.unit
-    if unit:
-        axes.set_ylabel(unit)
-    axes.set_title(plan.title, fontsize=11, loc="left")
-    axes.grid(True, alpha=0.3)
-    if len(lines) > 1 or plan.limit:
-        axes.legend(fontsize=7, loc="lower left", framealpha=0.85)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return buffer.getvalue()
-
-
 def warm_up() -> None:
     """Start the drawing process and have it import matplotlib and build its font cache
-    now, so the first chart of the day does not take seconds."""
+    now, in the background, so the first chart of the day does not take seconds."""
     start = datetime(2026, 1, 1, tzinfo=UTC)
     plan = ChartPlan("warm-up", "", {}, start, start)
-    _PAINTER.submit(plan, [Line("x", ((start, 0.0), (start + timedelta(minutes=1), 1.0)))])
+    painter = _painter()
+
+    async def first() -> None:
+        try:
+            await painter.draw(plan, [Line("x", ((start, 0.0),
+                                                 (start + timedelta(minutes=1), 1.0)))])
+        except ChartProcessError as exc:
+            log.warning("the chart process did not start: %s", exc)
+
+    painter.warming = asyncio.get_running_loop().create_task(first(), name="charts-warm-up")
 
 
-def shutdown() -> None:
+async def shutdown() -> None:
     """Stop the drawing process (at the bot's exit)."""
-    _PAINTER.shutdown()
+    painter = _PAINTERS.get(asyncio.get_running_loop())
+    if painter is not None:
+        await painter.stop()
 
 
 async def render(plan: ChartPlan, source: MetricSource) -> bytes | None:
@@ -265,11 +243,10 @@ async def render(plan: ChartPlan, source: MetricSource) -> bytes | None:
         lines = _lines(plan, found)
         if not lines:
             return None
-        return await asyncio.wrap_future(_PAINTER.submit(plan, lines))
-    except BrokenProcessPool:
-        log.warning("the chart process died drawing %r; the next chart starts a new one",
-                    plan.title)
-        _PAINTER.broken()
+        return await _painter().draw(plan, lines)
+    except ChartProcessError as exc:
+        log.warning("could not draw the chart %r: %s; the next chart starts afresh",
+                    plan.title, exc)
         return None
     except Exception:  # a chart is never worth an investigation
         log.exception("could not draw the chart %r", plan.title)

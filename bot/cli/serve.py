@@ -365,5 +365,5 @@ async def serve(
             log.warning("background work still running at exit was abandoned")
         await server.stop(min(1.0, left()))
         await session.close()
-        await asyncio.to_thread(charts.shutdown)
+        await charts.shutdown()
     return services
