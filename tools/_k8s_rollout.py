@@ -116,20 +116,25 @@ def _revision_row(ctx: ToolContext, rs: KubeObject, pods: list[KubeObject],
     }
     mine = [p for p in pods if any(r.get("name") == name_of(rs)
                                    for r in meta(p).get("ownerReferences") or [])]
-    statuses = [c for p in mine for c in container_statuses(p, init=True)]
-    restarts = sum(int(c.get("restartCount", 0)) for c in statuses)
-    if restarts:
-        row["restarts"] = restarts
-    reasons = sorted({str(t.get("reason")) for c in statuses
-                      if (t := last_termination(c)) and t.get("reason")})
-    if reasons:
-        row["last_exit_reasons"] = reasons
-    unhealthy = sum(1 for p in mine if not pod_health(p, ctx.now)[0])
-    if unhealthy:
-        row["unhealthy_pods"] = unhealthy
+    row.update(_pods_health(mine, ctx.now))
     if cause := annotations.get(_CHANGE_CAUSE):
         row["change_cause"] = shorten(str(cause), 150)
     return row
+
+
+def _pods_health(pods: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
+    """What a revision's pods went through: restarts, last exit reasons, unhealthy pods
+    (only what is there, so a healthy revision stays one short line)."""
+    statuses = [c for p in pods for c in container_statuses(p, init=True)]
+    found: dict[str, Any] = {}
+    if restarts := sum(int(c.get("restartCount", 0)) for c in statuses):
+        found["restarts"] = restarts
+    if reasons := sorted({str(t.get("reason")) for c in statuses
+                          if (t := last_termination(c)) and t.get("reason")}):
+        found["last_exit_reasons"] = reasons
+    if unhealthy := sum(1 for p in pods if not pod_health(p, now)[0]):
+        found["unhealthy_pods"] = unhealthy
+    return found
 
 
 def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -265,7 +270,6 @@ def _controller_history(ctx: ToolContext, obj: KubeObject, pods: list[KubeObject
     for revision in order:
         members = groups[revision]
         stamps = sorted(_created(p) for p in members)
-        statuses = [c for p in members for c in container_statuses(p, init=True)]
         row: dict[str, Any] = {
             "revision": revision, "current": revision == newest,
             "first_pod_created": when(iso(stamps[0]), ctx.now),
@@ -274,16 +278,7 @@ def _controller_history(ctx: ToolContext, obj: KubeObject, pods: list[KubeObject
                               for c in (p.get("spec") or {}).get("containers") or []}),
             "pods": f"ready {sum(1 for p in members if _ready(p))}/{len(members)}",
         }
-        restarts = sum(int(c.get("restartCount", 0)) for c in statuses)
-        if restarts:
-            row["restarts"] = restarts
-        reasons = sorted({str(t.get("reason")) for c in statuses
-                          if (t := last_termination(c)) and t.get("reason")})
-        if reasons:
-            row["last_exit_reasons"] = reasons
-        unhealthy = sum(1 for p in members if not pod_health(p, ctx.now)[0])
-        if unhealthy:
-            row["unhealthy_pods"] = unhealthy
+        row.update(_pods_health(members, ctx.now))
         rows.append(row)
     result: dict[str, Any] = {"revisions": cut(rows, 5)}
     deletes = [e for e in events if e.get("reason") == "SuccessfulDelete"]
