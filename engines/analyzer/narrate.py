@@ -32,7 +32,8 @@ def name(ref: Ref) -> str:
 
 SYMPTOM_WORDS = {"restarts": "restarts", "errors": "errors", "latency": "slowness",
                  "pending": "missing capacity", "deploy": "a recent change", "tls": "TLS",
-                 "dns": "name resolution"}
+                 "dns": "name resolution",
+                 "batch": "a missing batch output"}
 
 
 def survey_thought(report: str, symptoms: frozenset[str] = frozenset()) -> str:

@@ -136,7 +136,7 @@ def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
     namespaces: list[str] = []
     for ref in targets:
         ns, name = ref.namespace, ref.name
-        if ref.kind in (*ROLLING, "Job"):
+        if ref.kind in (*ROLLING, *t.BATCH):
             box.call(t.DESCRIBE, {"namespace": ns, "pod": name}, f"describe a pod of {name}")
         if ref.kind in ROLLING:
             box.call(t.ROLLOUT, {"namespace": ns, "workload": name}, f"what changed in {name}")
@@ -243,7 +243,7 @@ def evidence_calls(box: Toolbox, candidate: Candidate, quoted: int) -> None:
             if words:
                 box.call(t.LOG_SEARCH, {"text": words, "namespace": ref.namespace or None,
                                         "limit": 5}, "quote the log lines behind it")
-        elif tool in (t.WORKLOADS, t.PODS, t.EVENTS) and ref.kind in (*ROLLING, "Job"):
+        elif tool in (t.WORKLOADS, t.PODS, t.EVENTS) and ref.kind in (*ROLLING, *t.BATCH):
             box.call(t.DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
                      f"see {ref.name}'s pod in detail")
             box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},

@@ -24,6 +24,8 @@ SPECIFIC = frozenset({"image_pull", "unschedulable", "crash_loop", "oom_killed",
                       "probe_failure", "quota_exceeded"})
 FLOOR = 0.3  # relevance of a cause that nothing links to the report
 UNSCOPED = 0.85  # relevance of every cause when the report names nothing known
+BATCH_KINDS = frozenset({"Job", "CronJob"})
+BATCH_HINT = 0.6  # a batch culprit when the report misses what batches make (statements...)
 
 
 def relevance(candidate: Candidate, scope: Scope, callers: dict[Ref, set[Ref]]) -> float:
@@ -32,6 +34,8 @@ def relevance(candidate: Candidate, scope: Scope, callers: dict[Ref, set[Ref]]) 
         return UNSCOPED
     culprit = candidate.culprit
     best = scope.weight(culprit.namespace, culprit.name)
+    if culprit.kind in BATCH_KINDS and "batch" in scope.symptoms:
+        best = max(best, BATCH_HINT)
     for ref in candidate.affects:
         best = max(best, 0.95 * scope.weight(ref.namespace, ref.name))
     for caller in callers.get(culprit, ()):

@@ -42,6 +42,11 @@ SYMPTOMS: dict[str, tuple[str, ...]] = {
     "deploy": ("deploy", "deployed", "release", "released", "rollout", "upgrade", "new version"),
     "tls": ("certificate", "cert", "tls", "ssl", "x509", "handshake", "https"),
     "dns": ("dns", "resolve", "resolution", "no such host", "nxdomain", "lookup"),
+    # what scheduled runs produce, or that one did not happen: a batch workload is suspect
+    "batch": ("statements", "invoices", "exports", "reports", "payouts", "backups", "emails",
+              "newsletter", "digest", "files", "statement", "invoice", "export", "payout",
+              "backup", "nightly", "monthly", "weekly", "cron", "batch", "not sent",
+              "not delivered", "never arrived", "not generated", "didn't run", "did not run"),
 }
 
 

@@ -27,6 +27,19 @@ LOG_TOOLS = (LOG_PATTERNS, LOG_SEARCH, POD_LOGS)
 EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
 
 RECENT = timedelta(hours=1)
+STALE_RUN = timedelta(days=1)  # a failed batch run older than this is a past story
+
+
+_AGE = re.compile(r"(\d+)([dhms])")
+_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def age_of(text: str) -> timedelta | None:
+    """An age as the tools print it ("2d3h", "37m") as a duration; None if unreadable."""
+    parts = _AGE.findall(text or "")
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        return None
+    return timedelta(seconds=sum(int(n) * _UNITS[u] for n, u in parts))
 
 
 def is_recent(moment: datetime | None, now: datetime, window: timedelta = RECENT) -> bool:
@@ -103,19 +116,51 @@ def pattern_workloads(pattern: LogPattern, facts: Facts) -> list[Ref]:
     return sorted(found, key=lambda r: -found[r])
 
 
+BATCH = ("Job", "CronJob")
+
+
+def batch_owner(facts: Facts, ref: Ref) -> Ref:
+    """The CronJob a Job was made by (its name is the CronJob's plus a schedule suffix):
+    a scheduled run's fault is its CronJob's. Any other object is its own owner."""
+    if ref.kind != "Job":
+        return ref
+    crons = [r for r in facts.workloads if r.kind == "CronJob" and r.namespace == ref.namespace
+             and owns(r.name, ref.name)]
+    return max(crons, key=lambda r: len(r.name)) if crons else ref
+
+
 def pod_workload(facts: Facts, pod: Pod) -> Ref | None:
-    return pod.owner if pod.owner and pod.owner.kind != "ReplicaSet" else \
+    ref = pod.owner if pod.owner and pod.owner.kind != "ReplicaSet" else \
         facts.workload_of_pod(pod.namespace, pod.name) or pod.owner
+    return batch_owner(facts, ref) if ref is not None else None
+
+
+def oom_job(facts: Facts, job: Ref) -> bool:
+    """Whether the pods of a failed Job (or of its CronJob) all died OOMKilled, as the
+    workload rollup or the pods seen tell: the Job failed for memory, not for a crash."""
+    reasons: dict[str, int] = {}
+    for ref in dict.fromkeys((job, batch_owner(facts, job))):
+        if (workload := facts.workloads.get(ref)) is not None:
+            for reason, count in workload.exit_reasons.items():
+                if reason != "Completed":
+                    reasons[reason] = reasons.get(reason, 0) + count
+    for pod in facts.pods.values():
+        if pod.namespace == job.namespace and pod_workload(facts, pod) == batch_owner(facts, job):
+            for container in pod.containers:
+                reason = container.terminated.split(" ")[0] or container.last_reason
+                if reason and reason != "Completed":
+                    reasons[reason] = reasons.get(reason, 0) + 1
+    return bool(reasons) and set(reasons) == {"OOMKilled"}
 
 
 def event_workload(facts: Facts, event: Event) -> Ref | None:
     """The workload an event is about (its pod's or ReplicaSet's owner, or itself)."""
-    if event.kind in ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"):
-        return Ref(event.kind, event.namespace, event.name)
+    if event.kind in ("Deployment", "StatefulSet", "DaemonSet", *BATCH):
+        return batch_owner(facts, Ref(event.kind, event.namespace, event.name))
     if event.kind in ("Pod", "ReplicaSet"):
         ref = facts.workload_of_pod(event.namespace, event.name)
         if ref is not None:
-            return ref
+            return batch_owner(facts, ref)
         for candidate in facts.workloads:
             if candidate.namespace == event.namespace and owns(candidate.name, event.name):
                 return candidate

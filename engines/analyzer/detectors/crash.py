@@ -17,9 +17,13 @@ from engines.analyzer.detectors._common import (
     LOG_TOOLS,
     POD_LOGS,
     PODS,
+    STALE_RUN,
     WORKLOADS,
+    age_of,
+    batch_owner,
     event_workload,
     is_recent,
+    oom_job,
     pattern_workloads,
     phrase_in,
     pod_workload,
@@ -143,8 +147,14 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 weight, f"{crashing} pod(s) in {'/'.join(states)}", tuple(states),
                 workload.source, (WORKLOADS,), "crash-rollup"))
         if ref.kind == "Job" and any("failed" in p for p in workload.problems):
-            candidate(ref).clues.append(Clue(0.35, f"Job {ref.name} has failed pods",
-                                             ("failed",), workload.source, (WORKLOADS,), "job"))
+            owner = batch_owner(facts, ref)
+            age = age_of(workload.age)
+            old = age is not None and age > STALE_RUN  # a past run, later ones may have passed
+            if not oom_job(facts, ref):  # a Job whose pods were OOMKilled did not crash
+                candidate(owner).clues.append(Clue(
+                    0.1 if old else 0.35, f"Job {ref.name} has failed pods"
+                    + (f" ({workload.age} ago)" if old else ""), ("failed",), workload.source,
+                    (WORKLOADS,), "job"))
     for event in facts.events:
         if event.reason in ("BackOff", "BackoffLimitExceeded") and (
                 "restarting failed container" in event.message

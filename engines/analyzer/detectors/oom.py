@@ -2,21 +2,28 @@
 
 Signals: a container whose last (or current) termination reason is OOMKilled, exit code
 137 together with memory at its limit, a memory series that climbs to the limit and drops
-(the kill's saw-tooth), and runtime "out of memory" errors (JVM heap, Node heap, Go
-runtime) in the logs. Old kills (finished hours ago) count little: they are a past story.
+(the kill's saw-tooth), a Job that failed because its pods were OOMKilled (they do not
+restart: the kills show as terminations, the failure on the Job, the fault on its CronJob),
+and runtime "out of memory" errors (JVM heap, Node heap, Go runtime) in the logs. Old kills
+(finished hours ago) count little: they are a past story.
 """
 
 from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
+    BATCH,
     DESCRIBE,
     LOG_TOOLS,
     POD_LOGS,
     PODS,
     SIGNALS,
+    STALE_RUN,
     WORKLOADS,
+    age_of,
+    batch_owner,
     is_recent,
+    oom_job,
     pattern_workloads,
     phrase_in,
     pod_workload,
@@ -75,13 +82,22 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 pod.source, (PODS,), "oom-row"))
     for ref, workload in facts.workloads.items():
         kills = workload.exit_reasons.get("OOMKilled", 0)
-        if kills and workload.restarts:
+        if kills and (workload.restarts or ref.kind in BATCH):  # a Job's pods do not restart
             weight = 0.45 if workload.unhealthy_pods else 0.15
             entry = candidate(ref)
             entry.clues.append(Clue(
-                weight, f"{kills} pod(s) last exited OOMKilled, {workload.restarts} restarts",
+                weight, f"{kills} pod(s) last exited OOMKilled"
+                + (f", {workload.restarts} restarts" if workload.restarts else ""),
                 ("last_exit_reasons: {OOMKilled", "OOMKilled"), workload.source,
                 (WORKLOADS,), "oom-rollup"))
+    for ref, workload in facts.workloads.items():
+        failed = [p for p in workload.problems if "failed" in p.lower()]
+        if ref.kind == "Job" and failed and oom_job(facts, ref):
+            age = age_of(workload.age)
+            candidate(batch_owner(facts, ref)).clues.append(Clue(
+                0.1 if age is not None and age > STALE_RUN else 0.3,
+                f"Job {ref.name} failed: {failed[0][:100]}", (failed[0][:60], ref.name),
+                workload.source, (WORKLOADS,), "oom-job"))
     for ref, signals in facts.signals.items():
         memory = signals.get("memory")
         rows = [r for r in memory.get("containers") or [] if isinstance(r, dict)]
