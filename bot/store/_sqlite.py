@@ -23,10 +23,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 BUSY_TIMEOUT_MS = 10_000
 BEGIN_OPTION = "sqlite_begin"
 WRITE = {BEGIN_OPTION: "IMMEDIATE"}
+# The busy timeout first: switching a new file to WAL needs the lock too, and a second
+# process migrating the same file at that moment must be waited for, not failed on.
 PRAGMAS = (
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
-    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA foreign_keys=ON",
 )
 
