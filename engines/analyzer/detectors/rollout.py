@@ -45,10 +45,21 @@ PARTIAL = 0.5  # a 5xx ratio below this: most requests still succeed
 UPDATED_AFTER = timedelta(hours=1)  # a workload older than this when its revision's pods came
 BEFORE = timedelta(minutes=15)  # clocks and scrape intervals blur the order a little
 AFTER = timedelta(minutes=90)
+SHORTLY = timedelta(minutes=30)  # errors a revision causes begin soon after it serves
+LATE = 0.4  # what a signal that began long after the rollout still says for it
 
 
 def _aligned(created: datetime, moment: datetime | None) -> bool:
     return moment is not None and created - BEFORE <= moment <= created + AFTER
+
+
+def _lag(created: datetime, moment: datetime | None) -> float:
+    """How much a signal's onset speaks for a rollout: fully when it began shortly after
+    the revision went live, little when the revision served well for a long while first
+    (something else started then)."""
+    if moment is None or not _aligned(created, moment):
+        return 0.0
+    return 1.0 if moment <= created + SHORTLY else LATE
 
 
 def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
@@ -168,8 +179,11 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     current, previous = rollout.current, rollout.previous
     if current is None or current.created is None:
         return None
+    sibling = None
     if previous is None and not _updated_in_place(rollout, current):
-        return None
+        sibling = _stable_sibling(facts, rollout, current)
+        if sibling is None:
+            return None
     if facts.now - current.created > FRESH:
         return None
     ref = rollout.ref
@@ -177,13 +191,17 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     entry.clues.append(_fresh_clue(facts, rollout, current))
     moment = signal_change(facts, ref)
     signals = facts.signals_of(ref)
-    if _aligned(current.created, moment) and signals is not None:
+    if (lag := _lag(current.created, moment)) and signals is not None:
         why = [str(signals.get(n).get("why")) for n in ("requests", "latency")
                if signals.get(n).get("abnormal")]
-        entry.clues.append(Clue(0.45, f"right after it, {why[0]}" if why else
-                                "errors rose right after it",
+        when = "right after it" if lag == 1.0 else \
+            f"{_ago(moment or facts.now, current.created)} after it"
+        entry.clues.append(Clue(0.45 * lag, f"{when}, {why[0]}" if why else
+                                f"errors rose {when}",
                                 ("5xx ratio rose", "p99 rose"), signals.source, (SIGNALS,),
                                 "aligned-metrics"))
+    elif sibling is not None and (clue := _against_sibling(facts, ref, sibling)) is not None:
+        entry.clues.append(clue)
     errors = _new_errors(facts, ref, current.created)
     blamed = [downstream(facts, ref, p) for p in errors]
     if errors and all(blamed):
@@ -191,12 +209,12 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     if errors:
         top = errors[0]
         quote = snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
-        entry.clues.append(Clue(0.15 if blamed[0] else 0.4,
-                                f"new errors since the rollout: {top.template[:90]} "
+        weight = (0.15 if blamed[0] else 0.4) * _lag(current.created, top.first)
+        entry.clues.append(Clue(weight, f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
                                 (LOG_PATTERNS, *LOG_TOOLS), "new-errors"))
-    if scope.onset is not None and _aligned(current.created, scope.onset):
-        entry.clues.append(Clue(0.15, "the report's start time matches the rollout",
+    if scope.onset is not None and (lag := _lag(current.created, scope.onset)):
+        entry.clues.append(Clue(0.15 * lag, "the report's start time matches the rollout",
                                 (f"revision: {current.hash or current.number}",), rollout.source,
                                 (ROLLOUT,), "report-onset"))
     if len(entry.clues) == 1:
@@ -209,6 +227,13 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     elif current.desired and current.ready is not None and current.ready < current.desired:
         entry.demote(0.8, "the new revision is not fully Ready")
     undo = f"`kubectl rollout undo {ref.kind.lower()}/{ref.name} -n {ref.namespace}`"
+    if sibling is not None:
+        entry.fix = (f"Scale the canary {ref.kind} {ref.namespace}/{ref.name} "
+                     f"({current.images[0] if current.images else current.label}) to zero "
+                     f"(`kubectl scale {ref.kind.lower()}/{ref.name} -n {ref.namespace} "
+                     f"--replicas=0`) so that {sibling.ref.name} serves alone, then fix the "
+                     "regression before promoting it.")
+        return entry
     if previous is None:
         entry.fix = (f"Roll {ref.kind} {ref.namespace}/{ref.name} back to its previous revision "
                      f"with {undo}, then fix the regression of {current.label} before "
@@ -218,6 +243,45 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     entry.fix = (f"Roll {ref.kind} {ref.namespace}/{ref.name} back to {previous.label} ({old}) "
                  f"with {undo}, then fix the regression before releasing again.")
     return entry
+
+
+def _repository(image: str) -> str:
+    """An image without its tag or digest."""
+    image = image.split("@", 1)[0]
+    head, _, tail = image.rpartition(":")
+    return head if head and "/" not in tail else image
+
+
+def _stable_sibling(facts: Facts, rollout: Rollout, current: Revision) -> Rollout | None:
+    """A canary: a new workload with a single revision that runs another version of the
+    image an older workload of its namespace serves (beside it, behind the same Service).
+    The older workload's revision is the previous one to compare with."""
+    mine = {_repository(i): i for i in current.images}
+    if not mine:
+        return None
+    for other in sorted(facts.rollouts.values(), key=lambda r: str(r.ref)):
+        theirs = other.current
+        if other.ref == rollout.ref or other.ref.namespace != rollout.ref.namespace or \
+                theirs is None or theirs.created is None or current.created is None or \
+                theirs.created >= current.created:
+            continue
+        if any(_repository(i) in mine and mine[_repository(i)] != i for i in theirs.images):
+            return other
+    return None
+
+
+def _against_sibling(facts: Facts, ref: Ref, sibling: Rollout) -> Clue | None:
+    """The canary errs or is slow while the stable workload, on the previous version,
+    is not: the new version is what differs."""
+    signals, stable = facts.signals_of(ref), facts.signals_of(sibling.ref)
+    if signals is None or stable is None:
+        return None
+    worse = [str(signals.get(n).get("why")) for n in ("requests", "latency")
+             if signals.get(n).get("abnormal") and not stable.get(n).get("abnormal")]
+    if not worse:
+        return None
+    return Clue(0.45, f"{worse[0]}, while {sibling.ref.name} on the previous version is healthy",
+                (worse[0][:60],), signals.source, (SIGNALS,), "aligned-metrics")
 
 
 def _ago(now: datetime, then: datetime) -> str:

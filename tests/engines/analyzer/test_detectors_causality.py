@@ -5,6 +5,7 @@ a client that refuses a certificate without naming the server."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from engines.analyzer.detectors import certificate, rollout, run_detectors, scheduling
@@ -14,6 +15,7 @@ from engines.analyzer.planner import Toolbox, hints
 from engines.analyzer.transcript import Observation, Transcript
 from engines.model import ToolSpec
 from tests.engines.analyzer.helpers import (
+    NOW,
     categories,
     describe,
     event,
@@ -222,3 +224,70 @@ def test_a_client_that_names_no_host_blames_the_server_others_refuse() -> None:
                      patterns(pattern(PKIX, service="sealer", pod="sealer-5d6f7-abcde")))
     assert categories(certificate.detect(alone, scope_of(alone, "the sealer fails"))) == [
         ("certificate", "sealer")]
+
+
+# A change explains a symptom only when the symptom begins shortly after it.
+
+HEALTHY = {"abnormal": False, "why": "5xx ratio 0.06%, no significant rise"}
+CANARY_ERRORS = {"abnormal": True, "why": "11.1% of requests fail with 5xx"}
+
+
+def single_revision(name: str, namespace: str, created: str, image: str) -> Observation:
+    return obs("k8s_rollout_history", {
+        "workload": f"Deployment {namespace}/{name}", "current_revision": 1,
+        "revisions": [{"revision": 1, "replicaset": f"{name}-5d6f7", "current": True,
+                       "created": created, "images": [image], "pods": "ready 1/1"}]},
+        namespace=namespace, workload=name)
+
+
+def test_a_rollout_long_before_the_errors_loses_to_the_dependency_they_name() -> None:
+    report = "card balance checks fail with 'balance service unavailable' since 09:30"
+    late = {"abnormal": True, "change": {"at": "2026-11-30T09:30:00Z"},
+            "why": "5xx ratio rose from 0.2% to 21.5% at 2026-11-30T09:30:00Z"}
+    facts = facts_of(
+        workloads(workload("balance-api", "cards")),
+        rollout_obs("balance-api", "cards", "2026-11-30T08:15:00Z (1h45m ago)"),
+        signals("cards", "balance-api", requests=late),
+        patterns(pattern("GET /v2/balance 503 cache unavailable after 800ms", service="balance-api",
+                         pod="balance-api-5d6f7-abcde", first="2026-11-30T09:31:00Z")))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("dependency_failure", "balance-api")
+    late_rollout = next(c for c in found if c.category == "bad_rollout")
+    assert any("75m after it" in c.note for c in late_rollout.clues)
+
+
+def test_a_rollout_shortly_before_the_errors_keeps_its_full_weight() -> None:
+    created = NOW - timedelta(minutes=35)
+    assert rollout._lag(created, created + timedelta(minutes=5)) == 1.0
+    assert rollout._lag(created, created + timedelta(minutes=65)) == rollout.LATE
+    assert rollout._lag(created, created + timedelta(hours=3)) == 0.0
+    assert rollout._lag(created, None) == 0.0
+
+
+def test_a_canary_beside_the_stable_workload_is_a_bad_rollout() -> None:
+    report = "substitutions intermittently fail in grocer, retrying usually works"
+    facts = facts_of(
+        workloads(workload("substitution-engine", "grocer"),
+                  workload("substitution-engine-canary", "grocer", ready="1/1")),
+        single_revision("substitution-engine", "grocer", "2026-11-26T10:00:00Z (4d ago)",
+                        "registry.example.com/substitution-engine:3.14.2"),
+        single_revision("substitution-engine-canary", "grocer", "2026-11-30T09:13:00Z (47m ago)",
+                        "registry.example.com/substitution-engine:3.15.0"),
+        signals("grocer", "substitution-engine", requests=HEALTHY),
+        signals("grocer", "substitution-engine-canary", requests=CANARY_ERRORS))
+    found = rollout.detect(facts, scope_of(facts, report))
+    assert categories(found) == [("bad_rollout", "substitution-engine-canary")]
+    assert any("while substitution-engine on the previous version is healthy" in c.note
+               for c in found[0].clues)
+    assert "--replicas=0" in found[0].fix
+
+
+def test_a_new_workload_of_another_image_is_no_canary() -> None:
+    facts = facts_of(
+        workloads(workload("pricing", "grocer"), workload("substitution-engine", "grocer")),
+        single_revision("pricing", "grocer", "2026-11-26T10:00:00Z (4d ago)",
+                        "registry.example.com/pricing:2.0.0"),
+        single_revision("substitution-engine", "grocer", "2026-11-30T09:13:00Z (47m ago)",
+                        "registry.example.com/substitution-engine:3.15.0"),
+        signals("grocer", "substitution-engine", requests=CANARY_ERRORS))
+    assert rollout.detect(facts, scope_of(facts, "substitutions fail")) == []
