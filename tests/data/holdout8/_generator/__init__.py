@@ -1,0 +1,23 @@
+"""Generator of the eighth held-out set (tests/data/holdout8/<id>/).
+
+Incidents written blind to the analyzer, on top of the deterministic building blocks of
+tests/scenario_tools and the seven earlier held-out sets. Regenerate with:
+
+    .venv/bin/python -m tests.data.holdout8._generator [ID ...]
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from tests.scenario_tools.common import Story
+
+MODULES: tuple[str, ...] = ("s_docks", "s_pilots", "s_permits", "s_filings",
+           "s_ledger")
+
+
+def stories() -> dict[str, Callable[[], Story]]:
+    """Scenario id to the function that builds it."""
+    mods = [importlib.import_module(f"{__name__}.{m}") for m in MODULES]
+    return {m.ID: m.build for m in mods}
