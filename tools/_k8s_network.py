@@ -149,6 +149,7 @@ async def k8s_list_network_policies(
     check_namespace(ctx, namespace)
     policies, pods, replicasets = await list_kinds(ctx, namespace, "NetworkPolicy", "Pod",
                                                    "ReplicaSet")
+    spaces = [meta(n).get("labels") or {} for n in (await list_kinds(ctx, None, "Namespace"))[0]]
     owners = Owners(replicasets)
     rows = []
     for policy in policies:
@@ -180,7 +181,10 @@ async def k8s_list_network_policies(
                 warnings.append(f"denies all {key} {side} the selected pods")
                 row[key] = "deny all"
                 continue
-            row[key] = cut([_rule_text(rule, peer) for rule in rules], 6)
+            row[key] = cut([_rule_text(rule, peer, spaces) for rule in rules], 6)
+            if any("(matches no namespace)" in text for text in row[key]):
+                warnings.append(f"a namespaceSelector of its {key} rules matches no namespace:"
+                                " that peer is admitted nowhere")
             if key == "egress" and not any(_allows_dns(rule) for rule in rules):
                 warnings.append("egress is restricted and no rule allows DNS (port 53)")
         if warnings:
@@ -192,7 +196,9 @@ async def k8s_list_network_policies(
     return finish(result, policies)
 
 
-def _rule_text(rule: dict[str, Any], peer: str) -> str:
+def _rule_text(rule: dict[str, Any], peer: str, spaces: list[dict[str, str]]) -> str:
+    """A rule in words; a namespaceSelector that no namespace's labels match (when the
+    namespaces are known) says so: that peer admits nothing."""
     peers = []
     for item in rule.get(peer) or []:
         if "ipBlock" in item:
@@ -204,8 +210,10 @@ def _rule_text(rule: dict[str, Any], peer: str) -> str:
             continue
         parts = []
         if "namespaceSelector" in item:
-            parts.append(f"namespaces {selector_text(item['namespaceSelector'])}".replace(
-                "all pods", "all"))
+            chosen = item["namespaceSelector"]
+            parts.append(f"namespaces {selector_text(chosen)}".replace("all pods", "all")
+                         + (" (matches no namespace)" if spaces and chosen and not any(
+                             selector_matches(chosen, labels) for labels in spaces) else ""))
         if "podSelector" in item:
             parts.append(f"pods {selector_text(item['podSelector'])}")
         peers.append(" and ".join(parts))

@@ -30,7 +30,7 @@ _REQUESTS = ("http_requests_total", "http_server_requests_seconds_count",
              "requests_total")
 _LATENCY = ("http_request_duration_seconds_bucket", "http_server_requests_seconds_bucket",
             "http_server_request_duration_seconds_bucket", "request_duration_seconds_bucket",
-            "http_request_duration_milliseconds_bucket")
+            "http_request_duration_milliseconds_bucket", "grpc_server_handling_seconds_bucket")
 _WORKLOAD_LABELS = ("service", "app", "job", "deployment", "app_kubernetes_io_name")
 _COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket")
 

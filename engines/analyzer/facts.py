@@ -287,6 +287,9 @@ class Facts:
     patterns: list[LogPattern] = field(default_factory=list)
     signals: dict[Ref, Signals] = field(default_factory=dict)
     objects: dict[Ref, ObjectRead] = field(default_factory=dict)
+    ingress_hosts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Host an Ingress serves → (namespace, backend Service), from k8s_list_ingresses."""
+    ingresses_read: bool = False
     namespaces_seen: set[str] = field(default_factory=set)
     observations: tuple[Observation, ...] = ()
 

@@ -204,11 +204,13 @@ def _callees(facts: Facts, refs: Sequence[Ref]) -> list[Ref]:
 
 
 def follow(box: Toolbox, ranked: Sequence[Candidate], how_many: int = 2) -> list[Followup]:
-    """Follow-ups of the leading candidates that were not done yet, and any pod lookup by IP
-    that a candidate among the first three asks for (it may name its true culprit)."""
+    """Follow-ups of the leading candidates that were not done yet (the leader's even when
+    every candidate is weak: its checks may find the cause), and any pod lookup by IP that a
+    candidate among the first three asks for (it may name its true culprit)."""
     queued = []
     leader = ranked[0].score if ranked else 0.0
-    worth = [c for c in ranked[:how_many] if c.score >= max(0.15, 0.5 * leader)]
+    worth = [c for c in ranked[:how_many] if c.score >= max(0.15, 0.5 * leader)] or [
+        c for c in ranked[:1] if c.score > 0]  # a weak leader: its checks may name the cause
     for candidate in worth:
         for followup in candidate.followups:
             if box.call(followup.tool, followup.arguments, followup.why):

@@ -256,6 +256,20 @@ def read_policies(obs: Observation, facts: Facts) -> None:
             changed=parse_stamp(row.get("changed")), source=obs)
 
 
+_ROUTE = re.compile(r"^([^/\s*][^/\s]*)/\S*\s*→\s*([a-z0-9][-a-z0-9.]*):")
+
+
+def read_ingresses(obs: Observation, facts: Facts) -> None:
+    """Which backend Service serves each host ("learn.example.org/ → web:80")."""
+    facts.ingresses_read = True
+    for row in _dicts(obs.data.get("ingresses")):
+        ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
+        for route in _strs(row.get("routes")):
+            match = _ROUTE.match(route)
+            if match and ns:
+                facts.ingress_hosts.setdefault(match.group(1).lower(), (ns, match.group(2)))
+
+
 def read_autoscalers(obs: Observation, facts: Facts) -> None:
     for row in _dicts(obs.data.get("autoscalers")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
@@ -353,6 +367,7 @@ READERS: dict[str, Callable[[Observation, Facts], None]] = {
     "k8s_list_services": read_services,
     "k8s_list_network_policies": read_policies,
     "k8s_list_autoscalers": read_autoscalers,
+    "k8s_list_ingresses": read_ingresses,
     "k8s_list_quotas": read_quotas,
     "logs_error_patterns": read_log_patterns,
     "logs_search": read_log_search,

@@ -114,3 +114,32 @@ async def test_sandbox_metric_names_are_an_optional_extra() -> None:
     ctx = context()
     assert isinstance(ctx.sources.metrics, SandboxMetrics)
     assert "http_requests_total" in ctx.sources.metrics.metric_names()
+
+
+class _GrpcOnly:
+    """A metric store that holds only a gRPC server's handling-time histogram."""
+
+    async def series(self, metric: str, matchers: Any, start: datetime, end: datetime, *,
+                     step_seconds: int = 60) -> list[Series]:
+        if metric != "grpc_server_handling_seconds_bucket":
+            return []
+        minutes = range(int((end - start).total_seconds() // 60))
+        rows = []
+        for le, (fast, slow) in {"0.05": (9.0, 1.0), "0.5": (10.0, 2.0), "2.5": (10.0, 9.0),
+                                 "+Inf": (10.0, 10.0)}.items():
+            total, samples = 0.0, []
+            for i in minutes:
+                total += fast if i < len(minutes) - 40 else slow
+                samples.append(Sample(start + timedelta(minutes=i), total))
+            rows.append(Series(metric, {"pod": "geo-index-7d9f8-abcde", "le": le,
+                                        "namespace": "maps"}, samples))
+        return rows
+
+
+async def test_a_grpc_server_s_handling_time_is_its_latency() -> None:
+    bare = ToolContext(now=datetime(2026, 11, 30, 10, 0, tzinfo=UTC),
+                       sources=Sources(metrics=_GrpcOnly()))
+    data = await call(bare, "metrics_workload_signals", namespace="maps", workload="geo-index")
+    latency = data["signals"]["latency"]
+    assert latency["metric"] == "grpc_server_handling_seconds_bucket"
+    assert latency["abnormal"] is True and data["abnormal"] == ["latency"]

@@ -95,3 +95,25 @@ async def test_network_policies_say_when_they_were_created_and_last_changed(
         "to ip 0.0.0.0/0 except 10.0.0.0/8 on TCP/443"]
     assert rows["backend-egress"]["selected_workloads"] == ["Deployment/results"]
     assert "selected_workloads" not in rows["egress-baseline"]  # all pods: no list
+
+
+async def test_a_namespace_selector_that_no_namespace_matches_is_flagged(tmp_path: Path) -> None:
+    folder = _scenario(tmp_path)
+    objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
+    objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": "edge", "labels": {"kubernetes.io/metadata.name": "edge", "zone": "public"}}})
+    for zone in ("dmz", "public"):
+        objects.append({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                        "metadata": {"name": f"from-{zone}", "namespace": "lab",
+                                     "creationTimestamp": _ago(900)},
+                        "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [
+                            {"from": [{"namespaceSelector": {"matchLabels": {"zone": zone}}}],
+                             "ports": [{"port": 3000}]}]}})
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    data = await call(context(folder), "k8s_list_network_policies", namespace="lab")
+    rows = {row["name"]: row for row in data["policies"]}
+    assert rows["from-dmz"]["ingress"] == [
+        "from namespaces zone=dmz (matches no namespace) on TCP/3000"]
+    assert any("matches no namespace" in w for w in rows["from-dmz"]["warnings"])
+    assert rows["from-public"]["ingress"] == ["from namespaces zone=public on TCP/3000"]
+    assert "warnings" not in rows["from-public"]

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from engines.analyzer.facts import Facts, Ref
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s]+@)?([A-Za-z0-9][-A-Za-z0-9_.]*)", re.I)
+# gRPC name-resolver targets: "dns:///geo.maps.svc:9090", "dns://8.8.8.8/api.example.com"
+_GRPC_TARGET = re.compile(r"\bdns:(?://[^/\s]*)?/([A-Za-z0-9][-A-Za-z0-9_.]*)(?::(\d{2,5}))?", re.I)
 _HOST_PORT = re.compile(r"(?<![\w./-])([A-Za-z][-A-Za-z0-9_.]*[A-Za-z0-9]):(\d{2,5})\b")
 _AT_HOST = re.compile(r"\b(?:to|at|host|server|on|from|lookup|dial tcp|connect to|connecting to)"
                       r"\s+[\"'`(]?([A-Za-z][-A-Za-z0-9_]*(?:\.[-A-Za-z0-9_]+)+)", re.I)
@@ -50,6 +52,8 @@ def hosts_in(text: str) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     for match in _URL.finditer(text):
         found.setdefault(match.group(1).lower(), "")
+    for match in _GRPC_TARGET.finditer(text):
+        found[match.group(1).lower()] = match.group(2) or ""
     for match in _HOST_PORT.finditer(text):
         found[match.group(1).lower()] = match.group(2)
     for match in _AT_HOST.finditer(text):
@@ -96,6 +100,16 @@ def resolve(host: str, port: str, caller_namespace: str, facts: Facts) -> Target
     if rest in facts.namespaces_seen and (rest, first) in facts.services:
         return Target(host, port, rest, first)
     return Target(host, port, external=True)
+
+
+def behind_ingress(target: Target, facts: Facts) -> Target:
+    """An outside-looking host that an Ingress of the cluster serves, placed at the Ingress's
+    backend Service (a public name whose server runs in the cluster); else the target."""
+    backend = facts.ingress_hosts.get(target.host.lower().rstrip(".")) if target.external \
+        else None
+    if backend is None:
+        return target
+    return Target(target.host, target.port, backend[0], backend[1])
 
 
 def target_workload(target: Target, facts: Facts) -> Ref | None:

@@ -24,6 +24,7 @@ import re
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
     EVENT_TOOLS,
+    INGRESSES,
     LOG_PATTERNS,
     LOG_TOOLS,
     PODS,
@@ -37,6 +38,7 @@ from engines.analyzer.detectors._common import (
 )
 from engines.analyzer.detectors._logs import Sighting, sightings
 from engines.analyzer.detectors._targets import (
+    behind_ingress,
     callers_by_callee,
     hosts_in,
     resolve,
@@ -100,6 +102,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     alerted: set[Ref] = set()  # servers that receive their clients' TLS alerts
     unnamed: list[tuple[Sighting, float]] = []  # a peer's certificate refused, no host named
     graph: dict[Ref, set[Ref]] | None = None
+    outside: set[str] = set()  # public hosts whose certificate is refused: an Ingress's?
     for sighting in sightings(facts, scope, TLS):
         text = f"{sighting.pattern.example} {sighting.pattern.template}"
         logger = sighting.workload
@@ -124,6 +127,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             server = next(iter(_servers(text, logger, facts)), None)
             if server is None:
                 unnamed.append((sighting, weight))
+                outside.update(h for h, _ in hosts_in(text) if resolve(
+                    h, "", logger.namespace, facts).external)
                 continue
             entry = _clue(found, server, sighting, weight, f"{logger.name} logs "
                           f"{sighting.quote[:90]!r}", f"tls-{logger.name}")
@@ -139,6 +144,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     for ref, entry in found.items():
         entry.affects = tuple(dict.fromkeys(a for a in entry.affects if a != ref))
         _finish(facts, ref, entry, client=ref in clients)
+        if outside and not facts.ingresses_read:
+            entry.followups.insert(0, Followup(INGRESSES, {}, "see whether an Ingress of the "
+                                               f"cluster serves {sorted(outside)[0]}"))
     return list(found.values())
 
 
@@ -253,7 +261,8 @@ def _servers(text: str, logger: Ref, facts: Facts) -> list[Ref]:
     """The in-cluster workloads behind the hosts a line names (the servers it calls)."""
     found = []
     for host, port in hosts_in(text):
-        ref = target_workload(resolve(host, port, logger.namespace, facts), facts)
+        target = behind_ingress(resolve(host, port, logger.namespace, facts), facts)
+        ref = target_workload(target, facts)
         if ref is not None and ref not in found:
             found.append(ref)
     return found

@@ -5,15 +5,20 @@ Signals: the caller's errors say it cannot reach something (refused, timed out, 
 unavailable) and name a host that is outside the cluster or healthy-looking inside it, the
 caller's 5xx ratio or latency rose with them, and the caller's own pods are fine and were
 not just redeployed. When the named host is an unhealthy workload of the cluster, that
-workload's own fault is the cause and no dependency candidate is made.
+workload's own fault is the cause and no dependency candidate is made. When it is a
+workload of the cluster whose own latency or error rate rose (overloaded, slow), that
+workload is the deepest cause: the candidate names it, its callers are what it affects.
 """
 
 from __future__ import annotations
+
+import ipaddress
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
     LOG_SEARCH,
     LOG_TOOLS,
+    PODS,
     POLICIES,
     ROLLOUT,
     SIGNALS,
@@ -26,11 +31,12 @@ from engines.analyzer.detectors._targets import (
     resolve,
     target_workload,
     troubled,
+    workload_at,
 )
 from engines.analyzer.detectors.certificate import TLS
 from engines.analyzer.detectors.exhaustion import PHRASES as EXHAUSTION
 from engines.analyzer.detectors.network import DNS, DNS_LOOKUP
-from engines.analyzer.facts import Facts
+from engines.analyzer.facts import Facts, Ref, Signals
 from engines.analyzer.scope import Scope
 
 CONNECT = ("connection refused", "connection timed out", "connect timed out", "timed out",
@@ -47,12 +53,36 @@ OTHER_CAUSES = (*TLS, *DNS, *DNS_LOOKUP, *EXHAUSTION)  # those name a more speci
 
 
 def _targets(sighting: Sighting, facts: Facts) -> list[Target]:
+    """The hosts a line names; an address that is a known pod's is that pod's workload."""
     text = f"{sighting.pattern.example} {sighting.pattern.template}"
-    return [resolve(h, p, sighting.workload.namespace, facts) for h, p in hosts_in(text)]
+    found = []
+    for host, port in hosts_in(text):
+        pod = workload_at(host, facts) if _private(host) else None
+        found.append(Target(host, port, pod.namespace, pod.name) if pod is not None
+                     else resolve(host, port, sighting.workload.namespace, facts))
+    return found
+
+
+def _private(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_private
+    except ValueError:
+        return False
+
+
+def _strained(ref: Ref, facts: Facts) -> tuple[str, Signals] | None:
+    """Why an in-cluster dependency is itself slow or failing by its own metrics."""
+    signals = facts.signals_of(ref)
+    if signals is None:
+        return None
+    why = next((str(signals.get(n).get("why")) for n in ("latency", "requests")
+                if signals.get(n).get("abnormal")), None)
+    return (why, signals) if why is not None else None
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
+    callees: dict[Ref, Candidate] = {}
     for caller, seen in by_workload(sightings(facts, scope, CONNECT, OTHER_CAUSES)).items():
         entry = Candidate("dependency_failure", caller)
         hosts: list[Target] = []
@@ -62,11 +92,15 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             callee = next((w for t in inside if (w := target_workload(t, facts))), None)
             if callee is not None and callee != caller and troubled(callee, facts):
                 continue  # the callee is sick: its own detectors own this cause
-            hosts += targets
             count = sighting.pattern.count
             weight = (0.5 if count >= 10 or sighting.pattern.previous else 0.3) * sighting.factor
             note = f"{caller.name} logs {sighting.quote[:90]!r}" + (f" ×{count}" if count > 1
                                                                      else "")
+            strained = _strained(callee, facts) if callee not in (None, caller) else None
+            if callee is not None and strained is not None:
+                _blame_callee(callees, callee, caller, sighting, weight, note, strained)
+                continue
+            hosts += targets
             entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
                                     sighting.pattern.source, LOG_TOOLS, "dep-log"))
             if sighting.why:
@@ -80,7 +114,30 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                     dying[0].pattern.source, LOG_TOOLS, "dep-crash"))
         _context_clues(facts, entry, hosts, crashing=bool(dying))
         found.append(entry)
-    return found
+    return found + list(callees.values())
+
+
+def _blame_callee(callees: dict[Ref, Candidate], callee: Ref, caller: Ref, sighting: Sighting,
+                  weight: float, note: str, strained: tuple[str, Signals]) -> None:
+    """A caller's calls fail against an in-cluster workload that is itself slow or erring:
+    that workload is the failing dependency."""
+    why, signals = strained
+    entry = callees.get(callee)
+    if entry is None:
+        entry = callees[callee] = Candidate("dependency_failure", callee)
+        entry.clues.append(Clue(0.35, f"{callee.name} itself: {why}", ("rose from",),
+                                signals.source, (SIGNALS,), "dep-own-signal"))
+        entry.fix = (f"{callee.kind} {callee.namespace}/{callee.name} is the slow or failing "
+                     "dependency: scale it out or relieve it (its load, its own dependencies), "
+                     "and give its callers a circuit breaker.")
+        entry.followups.append(Followup(ROLLOUT, {"namespace": callee.namespace,
+                                                  "workload": callee.name},
+                                        f"rule out a release of {callee.name}"))
+    entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
+                            sighting.pattern.source, LOG_TOOLS, f"dep-log-{caller.name}"))
+    entry.affects = tuple(dict.fromkeys((*entry.affects, caller)))
+    if sighting.why:
+        entry.demote(0.9, sighting.why)
 
 
 def _context_clues(facts: Facts, entry: Candidate, hosts: list[Target], *,
@@ -129,6 +186,16 @@ def _context_clues(facts: Facts, entry: Candidate, hosts: list[Target], *,
                                     f"see {caller.name}'s error rate and latency"))
     entry.followups.append(Followup(POLICIES, {"namespace": caller.namespace},
                                     f"rule out a NetworkPolicy that cuts {caller.name} off"))
+    for target in hosts:  # an address may be a pod's; a policy where the callee runs may cut it
+        if target.in_cluster and target.namespace != caller.namespace:
+            check = Followup(POLICIES, {"namespace": target.namespace}, "rule out a "
+                             f"NetworkPolicy that keeps {caller.name} from {target.service}")
+        elif not target.in_cluster and _private(target.host):
+            check = Followup(PODS, {"ip": target.host}, f"find which pod {target.host} is")
+        else:
+            continue
+        if all(f.tool != check.tool or f.arguments != check.arguments for f in entry.followups):
+            entry.followups.append(check)
     if host is not None:
         entry.followups.append(Followup(LOG_SEARCH, {"text": host.host.split(".")[0],
                                                      "namespace": caller.namespace,

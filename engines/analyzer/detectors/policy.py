@@ -41,6 +41,7 @@ _NAMESPACE_NAME = re.compile(r"kubernetes\.io/metadata\.name=([-\w.]+)")
 _LABEL_VALUE = re.compile(r"[-\w./]+=([-\w.]+)")
 _BLOCK = re.compile(r"\bip ([\d.]+/\d+)(?: except ([\d./,]+))?")
 _PORT = re.compile(r"(?:tcp|udp|sctp)/([-\w]+)")
+NOWHERE = "(matches no namespace)"  # how the listing marks a namespaceSelector gone stale
 OLD = timedelta(days=7)
 SETTLED = timedelta(hours=6)  # a policy unchanged for this long before the failures is no cause
 
@@ -68,6 +69,8 @@ def admits(rule: str, peer: Ref, home: str) -> bool | None:
     if " anywhere" in text:
         return True
     head = text.split(" on ")[0]
+    if NOWHERE in head:
+        return False
     if " ip " in f" {head}":
         return None
     verdict: bool | None = True
@@ -84,6 +87,15 @@ def admits(rule: str, peer: Ref, home: str) -> bool | None:
         if peer.name not in values:
             return False
     return verdict
+
+
+def _address(host: str) -> bool:
+    """Whether a host as a line names it is an IP address ("http://10.0.3.7:8080/")."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _in(address: str, cidr: str) -> bool:
@@ -160,8 +172,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 _egress(facts, found, sighting, callee)
         if any(t.in_cluster for t in targets):
             continue
-        outside = next((t for t in targets if t.external), None)
-        addresses = addresses_in(text)
+        outside = next((t for t in targets if t.external and not _address(t.host)), None)
+        called = {t.host: t.port for t in targets if _address(t.host)}  # "http://10.0.3.7:80/"
+        for address, port in addresses_in(text):
+            called.setdefault(address, port)
+        addresses = list(called.items())
         for address, port in addresses[:2]:
             callee = workload_at(address, facts)
             if callee is None:
@@ -209,6 +224,12 @@ def _ingress(facts: Facts, found: dict[Ref, Candidate], sighting: Sighting,
                f"NetworkPolicy {policy.name} guards {callee.name} and admits only "
                f"{allowed[:80]}: not {sighting.workload.name} from {sighting.workload.namespace}",
                f"admit {sighting.workload.name} from namespace {sighting.workload.namespace}")
+        stale = next((rule for rule in policy.ingress if NOWHERE in rule.lower()), None)
+        if stale is not None:  # meant to admit a peer, it admits none: the labels moved on
+            entry = found[Ref("NetworkPolicy", policy.namespace, policy.name)]
+            entry.clues.append(Clue(0.35, f"NetworkPolicy {policy.name}'s namespaceSelector "
+                                    f"matches no namespace: {stale[:80]!r} admits nobody",
+                                    (stale[:60],), policy.source, (POLICIES,), "policy-stale"))
 
 
 def _egress(facts: Facts, found: dict[Ref, Candidate], sighting: Sighting,
@@ -288,6 +309,8 @@ def _age(facts: Facts, entry: Candidate, onset: datetime | None) -> None:
                         "k8s_get_object"))
     if not moments:
         return
+    if any(c.topic == "policy-stale" for c in entry.clues):
+        return  # what changed is the namespaces' labels, not the policy: its age clears nothing
     moment, what, needle, source, tool = max(moments, key=lambda m: m[0])
     onset = first_of([signal_change(facts, r) for r in entry.affects]) or onset or facts.now
     if onset - timedelta(hours=2) <= moment <= min(onset + timedelta(minutes=15), facts.now):
