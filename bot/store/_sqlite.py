@@ -15,22 +15,26 @@ migrations, which are then atomic like on PostgreSQL.
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from typing import Any
 
 from sqlalchemy import Connection, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 BUSY_TIMEOUT_MS = 10_000
 BEGIN_OPTION = "sqlite_begin"
 WRITE = {BEGIN_OPTION: "IMMEDIATE"}
-# The busy timeout first: switching a new file to WAL needs the lock too, and a second
-# process migrating the same file at that moment must be waited for, not failed on.
+# Per connection. WAL is not among them: it is a property of the file, set once by
+# `ensure_wal`, because switching to it needs an exclusive lock that SQLite may refuse at
+# once, without its busy timeout, while another process is migrating the same new file.
 PRAGMAS = (
     f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
-    "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
 )
+WAL_ATTEMPTS = 40
 
 
 def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
@@ -46,6 +50,23 @@ def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
 def _on_begin(connection: Connection) -> None:
     mode = connection.get_execution_options().get(BEGIN_OPTION, "DEFERRED")
     connection.exec_driver_sql(f"BEGIN {mode}")
+
+
+async def ensure_wal(engine: AsyncEngine) -> None:
+    """Switch the file to WAL (a no-op once it is), retrying while another process holds
+    the lock: up to about the busy timeout, without blocking the event loop."""
+    for attempt in range(WAL_ATTEMPTS):
+        try:
+            async with engine.connect() as conn:
+                # On the driver's connection: outside any transaction, as SQLite requires.
+                driver = (await conn.get_raw_connection()).driver_connection
+                assert driver is not None
+                await driver.execute("PRAGMA journal_mode=WAL")
+            return
+        except (OperationalError, sqlite3.OperationalError) as exc:
+            if "locked" not in str(exc) or attempt == WAL_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(min(0.5, 0.02 * 2**attempt))
 
 
 def configure_sqlite(engine: AsyncEngine) -> None:

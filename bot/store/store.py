@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.store import _rows
 from bot.store._base import guarded, now, require_investigation
-from bot.store._sqlite import configure_sqlite
+from bot.store._sqlite import configure_sqlite, ensure_wal
 from bot.store.codec import decode_event, encode_event
 from bot.store.errors import StoreError, UnknownInvestigationError
 from bot.store.lessons import LessonsMixin
@@ -85,6 +85,8 @@ class Store(LessonsMixin):
         """Create or upgrade the schema to the newest revision; a no-op when it is there."""
         from bot.store import _migrate  # Alembic takes ~0.4 s to import: only here
 
+        if self.dialect == "sqlite":
+            await ensure_wal(self._db)
         await _migrate.upgrade(self._writer)
 
     @guarded

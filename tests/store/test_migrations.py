@@ -41,10 +41,14 @@ async def test_migrate_creates_the_schema_and_is_idempotent(fresh_db_url: str) -
 
 
 async def test_two_processes_starting_at_once_both_end_up_migrated(fresh_db_url: str) -> None:
-    stores = [await Store.open(fresh_db_url) for _ in range(2)]
+    stores = [await Store.open(fresh_db_url) for _ in range(4)]
     try:
         await asyncio.gather(*(store.migrate() for store in stores))
-        assert [await store.revision() for store in stores] == [head_revision()] * 2
+        assert [await store.revision() for store in stores] == [head_revision()] * 4
+        if stores[0].dialect == "sqlite":  # the file itself is in WAL mode from now on
+            async with stores[0]._db.connect() as conn:
+                mode = (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar()
+            assert mode == "wal"
     finally:
         for store in stores:
             await store.close()
