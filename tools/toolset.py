@@ -23,7 +23,7 @@ from engines.errors import (
 )
 from engines.model import ToolCall, ToolSpec
 from engines.tokens import count_tokens
-from tools._toolkit import RawOutput
+from tools._toolkit import RAW_TOKENS, RawOutput
 from tools.compress import fit
 from tools.context import ToolContext
 from tools.redact import redact, redact_data
@@ -32,7 +32,6 @@ from tools.registry import Tool, ToolResult
 log = logging.getLogger(__name__)
 
 Approver = Callable[[Tool, dict[str, Any], str], Awaitable[bool]]
-RAW_TOKENS_KEY = "_raw_tokens"
 
 
 class Toolset:
@@ -140,24 +139,22 @@ class Toolset:
             raise ToolError(
                 f"{tool.name} failed unexpectedly: {type(exc).__name__}: {redact(str(exc))}"
             ) from None
-        raw: Any = None
-        if isinstance(data, dict) and RAW_TOKENS_KEY in data:
+        raw: RawOutput | None = None
+        if isinstance(data, dict) and RAW_TOKENS in data:
             data = dict(data)
-            raw = data.pop(RAW_TOKENS_KEY)
+            raw = data.pop(RAW_TOKENS)
         data, text, raw_tokens = await asyncio.to_thread(self._render, data, raw)
         return ToolResult(
             "success", text, data, None, raw_tokens, False, time.perf_counter() - started
         )
 
-    def _render(self, data: Any, raw: Any) -> tuple[Any, str, int]:
+    def _render(self, data: Any, raw: RawOutput | None) -> tuple[Any, str, int]:
         """Mask and render a result, and count what the raw output would have cost: pure CPU
         work, done in a worker thread so that a bot serving many investigations keeps
         answering Slack while observations are built."""
         masked = redact_data(data)
         text, _, whole = fit(masked, self.observation_tokens)
-        if isinstance(raw, RawOutput):
-            return masked, text, raw.tokens() or whole
-        return masked, text, int(raw or 0) or whole
+        return masked, text, (raw.tokens() if raw is not None else 0) or whole
 
     @staticmethod
     def _error(message: str, started: float) -> ToolResult:
