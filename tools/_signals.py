@@ -114,17 +114,61 @@ def cpu(throttled: Sequence[Series], periods: Sequence[Series], usage: Sequence[
                 peaks[key_of(series)] = max(_smooth(rates, 3))
         if peaks:
             limits = {k: limits.get(k) or (fallback_limits or {}).get(k[1], 0.0) for k in peaks}
-            key = max(peaks, key=lambda k: peaks[k] / limits[k] if limits.get(k) else 0.0)
+            key = max(peaks, key=lambda k: (peaks[k] / limits[k] if limits.get(k) else 0.0,
+                                            peaks[k]))
             result["usage_peak_cores"] = fmt_cpu(peaks[key])
             if limits.get(key):
                 share = peaks[key] / limits[key]
                 result |= {"limit_cores": fmt_cpu(limits[key]), "usage_peak_ratio": round(share, 2)}
                 if share >= 0.9:
                     why.append(f"CPU use peaked at {share:.0%} of the limit in pod {key[0]}")
+        if (jump := usage_jump(usage, step)) is not None:
+            result["usage_per_pod_change"] = jump
+            why.append(f"CPU use per pod rose from {_cores(jump['before_cores'])} to "
+                       f"{_cores(jump['after_cores'])} at {jump['at']}")
     if not result:
         return {"abnormal": False, "why": "no CPU data"}
     return {"abnormal": bool(why), "why": "; ".join(why) or "no significant CPU throttling",
             **result}
+
+
+JUMP_FACTOR = 3.0  # CPU use per pod that at least triples...
+JUMP_CORES = 0.25  # ...by at least a quarter of a core: a new appetite, not load noise
+
+
+def usage_jump(usage: Sequence[Series], step: float) -> dict[str, Any] | None:
+    """When the workload's CPU use per pod rose to a new level and stayed there: the mean
+    over its pods at each step, so pods replaced by a rollout compare old with new. A
+    workload that suddenly eats several times its usual CPU starves its node's neighbours,
+    with or without a limit of its own."""
+    per_pod: dict[str, list[tuple[datetime, float]]] = {}
+    for series in usage:
+        per_pod.setdefault(key_of(series)[0], []).extend(
+            (at, delta / step) for at, delta in increases(series.samples))
+    totals: dict[str, dict[datetime, float]] = {}
+    for pod, rows in per_pod.items():
+        for at, value in rows:
+            totals.setdefault(pod, {})
+            totals[pod][at] = totals[pod].get(at, 0.0) + value
+    moments = sorted({at for rows in totals.values() for at in rows})
+    means = []
+    for at in moments:
+        values = [rows[at] for rows in totals.values() if at in rows]
+        means.append(sum(values) / len(values))
+    change = change_point(means)
+    if change is None:
+        return None
+    before, after = change.before_median, change.after_median
+    if after < JUMP_FACTOR * max(before, 1e-3) or after - before < JUMP_CORES:
+        return None
+    return {"at": iso(moments[change.index]), "before_cores": fmt_cpu(round(before, 2)),
+            "after_cores": fmt_cpu(round(after, 2))}
+
+
+def _cores(shown: str | None) -> str:
+    """'60m' stays as is; '2.3' reads '2.3 cores' in a sentence."""
+    text = shown or "0"
+    return text if text.endswith("m") else f"{text} core" + ("" if text == "1" else "s")
 
 
 def _smooth(values: Sequence[float], width: int) -> list[float]:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import partial
+from itertools import pairwise
 from typing import Any
 
 from engines.errors import ToolError
@@ -247,7 +248,7 @@ async def metrics_query(
         result["histogram"] = {k: v for k, v in _signals.latency(found, metric).items()
                                if k not in ("metric",)}
         return finish(result, partial(_matrix, found))
-    counter = metric.endswith(_COUNTER_SUFFIXES)
+    counter = await _is_counter(ctx, metric, found)
     common = dict(set.intersection(*(set(s.labels.items()) for s in found)))
     result["common_labels"] = common
     result["values"] = "per-second rate" if counter else "raw values"
@@ -269,6 +270,26 @@ async def metrics_query(
     rows.sort(key=lambda item: item[0])
     result["by_series"] = cut([row for _, row in rows], max(1, min(limit, 30)))
     return finish(result, partial(_matrix, found))
+
+
+async def _is_counter(ctx: ToolContext, metric: str, found: list[Series]) -> bool:
+    """Read as per-second rates: counters, and the `_count`/`_sum` of histograms and
+    summaries. The declared type decides when the source knows it; otherwise the name's
+    suffix does, if every series only rises."""
+    lookup = getattr(ctx.metrics, "metric_type", None)
+    declared = await lookup(metric) if callable(lookup) else None
+    if declared:
+        return declared == "counter" or (declared in ("histogram", "summary") and
+                                         metric.endswith(("_count", "_sum")))
+    return metric.endswith(_COUNTER_SUFFIXES) and all(_only_rises(s) for s in found)
+
+
+def _only_rises(series: Series) -> bool:
+    """Whether a series behaves like a counter: it never goes down, except for a reset to
+    (near) zero when its process restarts. `pg_stat_activity_count` ends in `_count` and is
+    a gauge: read as a counter, its ups and downs would turn into nonsense rates."""
+    return all(after.value >= before.value or after.value < 0.5 * before.value
+               for before, after in pairwise(series.samples))
 
 
 def _not_found(ctx: ToolContext, metric: str, matchers: dict[str, str]) -> str:

@@ -261,6 +261,22 @@ class Signals:
         return value if isinstance(value, dict) else {}
 
 
+@dataclass(frozen=True, slots=True)
+class MetricRow:
+    """One series of a metrics_query answer: its distinguishing labels, summary and the
+    shift of its level if it had one."""
+
+    metric: str
+    labels: dict[str, str]
+    mean: float
+    maximum: float
+    last: float
+    change_at: datetime | None = None
+    before: float | None = None
+    after: float | None = None
+    source: Observation | None = None
+
+
 @dataclass(slots=True)
 class ObjectRead:
     """An object read whole (k8s_get_object): its creation time says what is new."""
@@ -287,6 +303,8 @@ class Facts:
     patterns: list[LogPattern] = field(default_factory=list)
     signals: dict[Ref, Signals] = field(default_factory=dict)
     objects: dict[Ref, ObjectRead] = field(default_factory=dict)
+    metric_rows: dict[str, list[MetricRow]] = field(default_factory=dict)
+    """metrics_query answers by metric name (common labels merged into each row)."""
     ingress_hosts: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Host an Ingress serves → (namespace, backend Service), from k8s_list_ingresses."""
     ingresses_read: bool = False

@@ -187,11 +187,45 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref]) -> N
     for name, node in sorted(facts.nodes.items()):
         if node.ready != "True" or node.problems:
             box.call(t.PODS, {"node": name}, f"pods on node {name}")
+    slowed = [r for r in targets[:2] if _slowed_on_its_own(facts, r)]
+    if slowed:
+        box.call(t.METRICS, {"metric": CPU_USAGE, "since": "1h", "limit": 12},
+                 f"see what else uses the CPU of the nodes {slowed[0].name} runs on")
+    for ref in _cpu_hungry(facts, set(targets)):
+        box.call(t.ROLLOUT, {"namespace": ref.namespace, "workload": ref.name},
+                 f"what changed in {ref.name}, which uses much CPU")
+        box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name, "since": "3h"},
+                 f"read {ref.name}'s metrics")
     for ref in targets:
         pending = facts.workloads.get(ref)
         if pending is not None and any(s.startswith("Pending") for s in pending.statuses):
             box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
                      f"events of {ref.name}")
+
+
+CPU_USAGE = "container_cpu_usage_seconds_total"
+HUNGRY_CORES = 0.5  # a pod using this much CPU on average is worth a look when others slow
+
+
+def _slowed_on_its_own(facts: Facts, ref: Ref) -> bool:
+    """Slower or failing, yet not throttled by its own CPU limit: something may be taking
+    the CPU of its nodes."""
+    signals = facts.signals_of(ref)
+    if signals is None or signals.get("cpu").get("abnormal"):
+        return False
+    return any(signals.get(n).get("abnormal") for n in ("latency", "requests"))
+
+
+def _cpu_hungry(facts: Facts, known: set[Ref]) -> list[Ref]:
+    """The two workloads whose pods use the most CPU, when they use a lot of it."""
+    usage: dict[Ref, list[float]] = {}
+    for row in facts.metric_rows.get(CPU_USAGE) or []:
+        ref = facts.workload_of_pod(row.labels.get("namespace", ""), row.labels.get("pod", ""))
+        if ref is not None and ref.kind in ROLLING:
+            usage.setdefault(ref, []).append(row.mean)
+    hungry = sorted(((max(v), r) for r, v in usage.items() if max(v) >= HUNGRY_CORES
+                     and r not in known), key=lambda item: (-item[0], str(item[1])))
+    return [r for _, r in hungry[:2]]
 
 
 def _callees(facts: Facts, refs: Sequence[Ref]) -> list[Ref]:

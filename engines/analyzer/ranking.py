@@ -94,6 +94,13 @@ def _blocked(candidates: Sequence[Candidate], ref: Ref,
                  and (ref in c.affects or called & set(c.affects))), None)
 
 
+def _starved_by(candidates: Sequence[Candidate], ref: Ref) -> Candidate | None:
+    """Another workload that exhausts a shared resource (a database's connections) this
+    one is refused: its errors are that exhaustion's, not its own."""
+    return next((c for c in candidates if c.category == "resource_exhaustion"
+                 and c.culprit != ref and ref in c.affects and c.strength >= 0.5), None)
+
+
 def apply_precedence(candidates: Sequence[Candidate],
                      callers: dict[Ref, set[Ref]] | None = None) -> None:
     """Demote candidates that a more specific or more causal one explains."""
@@ -126,6 +133,9 @@ def apply_precedence(candidates: Sequence[Candidate],
         if candidate.category == "dependency_failure" and _strongest(
                 candidates, ref, ("certificate",)) >= 0.5:
             candidate.demote(0.5, "its calls fail on a TLS certificate")
+        if candidate.category in ("dependency_failure", "bad_rollout") and (
+                holder := _starved_by(candidates, ref)) is not None:
+            candidate.demote(0.5, f"{holder.culprit.name} exhausts what it is refused")
         if candidate.category in ("dependency_failure", "bad_rollout", "resource_exhaustion",
                                   "cpu_throttling") and _strongest(
                 candidates, ref, ("image_pull", "unschedulable", "quota_exceeded")) >= 0.6:

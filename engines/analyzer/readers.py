@@ -18,6 +18,7 @@ from engines.analyzer.facts import (
     Event,
     Facts,
     LogPattern,
+    MetricRow,
     Node,
     ObjectRead,
     Pod,
@@ -348,6 +349,29 @@ def read_signals(obs: Observation, facts: Facts) -> None:
                                  {k: v for k, v in signals.items() if isinstance(v, dict)}, obs)
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def read_metric_query(obs: Observation, facts: Facts) -> None:
+    data = obs.data
+    metric = str(data.get("metric") or obs.arguments.get("metric") or "")
+    common = {str(k): str(v) for k, v in _dict(data.get("common_labels")).items()}
+    rows = []
+    for row in _dicts(data.get("by_series")):
+        labels = {str(k): str(v) for k, v in _dict(row.get("labels")).items()}
+        mean, top, last = (_number(row.get(k)) for k in ("mean", "max", "last"))
+        if mean is None or top is None or last is None:
+            continue
+        change = _dict(row.get("change"))
+        rows.append(MetricRow(metric, {**common, **labels}, mean, top, last,
+                              parse_stamp(change.get("at")), _number(change.get("before")),
+                              _number(change.get("after")), obs))
+    if rows:
+        facts.metric_rows[metric] = rows
+
+
 def read_object(obs: Observation, facts: Facts) -> None:
     data, args = obs.data, obs.arguments
     meta = _dict(data.get("metadata"))
@@ -374,6 +398,7 @@ READERS: dict[str, Callable[[Observation, Facts], None]] = {
     "k8s_pod_logs": read_pod_logs,
     "metrics_workload_signals": read_signals,
     "k8s_get_object": read_object,
+    "metrics_query": read_metric_query,
 }
 
 

@@ -239,6 +239,20 @@ class Scenario:
         except ValueError as exc:
             raise ScenarioError(f"{file}: not valid OpenMetrics: {exc}") from None
 
+    @cached_property
+    def metric_types(self) -> dict[str, str]:
+        """Metric family to its declared type (`# TYPE http_requests counter`)."""
+        file = self.path / "metrics.om"
+        if not file.is_file():
+            return {}
+        types = {}
+        for line in file.read_text().splitlines():
+            if line.startswith("# TYPE "):
+                parts = line.split()
+                if len(parts) >= 4:
+                    types[parts[2]] = parts[3]
+        return types
+
     def pod_log_file(
         self, namespace: str, pod: str, container: str, *, previous: bool = False
     ) -> Path:

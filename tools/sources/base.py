@@ -161,3 +161,17 @@ class Sources:
     logs: LogSource | None = None
     metrics: MetricSource | None = None
     description: str = ""
+
+
+FAMILY_SUFFIXES = ("_total", "_count", "_sum", "_bucket", "_created")
+
+
+def sample_type(metric: str, types: Mapping[str, str]) -> str | None:
+    """The declared type of the family a sample name belongs to: `http_requests_total` is
+    in the counter family `http_requests`, `latency_seconds_count` in a histogram's."""
+    if metric in types:
+        return types[metric]
+    for suffix in FAMILY_SUFFIXES:
+        if metric.endswith(suffix) and metric[: -len(suffix)] in types:
+            return types[metric[: -len(suffix)]]
+    return None

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from engines.errors import BackendError
-from tools.sources.base import Sample, Series
+from tools.sources.base import FAMILY_SUFFIXES, Sample, Series, sample_type
 
 MAX_POINTS = 1100  # per series; Prometheus itself refuses more than 11,000
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
@@ -79,6 +79,7 @@ class PrometheusMetrics:
         self.description = f"prometheus {url}"
         self._names: list[str] = []
         self._names_at = 0.0
+        self._types: dict[str, str] = {}
 
     @classmethod
     def connect(
@@ -124,6 +125,26 @@ class PrometheusMetrics:
     def metric_names(self) -> list[str]:
         """Metric names known to the server, as of the last refresh (for "did you mean")."""
         return list(self._names)
+
+    async def metric_type(self, metric: str) -> str | None:
+        """The type scrape targets declare for a metric's family (/api/v1/metadata), or
+        None when the server has no metadata for it (data written by backfill has none).
+        Asked once per family."""
+        family = metric
+        for suffix in FAMILY_SUFFIXES:
+            if metric.endswith(suffix):
+                family = metric[: -len(suffix)]
+                break
+        if family not in self._types:
+            found: dict[str, str] = {}
+            for name in dict.fromkeys((metric, family)):
+                data = await self._get("/api/v1/metadata", {"metric": name})
+                for entry in (data or {}).get(name) or []:
+                    if isinstance(entry, dict) and entry.get("type"):
+                        found[name] = str(entry["type"])
+                        break
+            self._types[family] = sample_type(metric, found) or ""
+        return self._types[family] or None
 
     async def refresh_metric_names(self) -> list[str]:
         data = await self._get("/api/v1/label/__name__/values", {})

@@ -29,6 +29,7 @@ from tools.sources.base import (
     Sample,
     Series,
     Sources,
+    sample_type,
 )
 
 # Kinds as scenario-format.md lists them; lookups accept any case and the plural.
@@ -328,6 +329,7 @@ class SandboxMetrics:
 
     def __init__(self, scenario: Scenario) -> None:
         self._by_name: dict[str, list[Series]] = {}
+        self._types = scenario.metric_types
         for series in scenario.metric_series:
             self._by_name.setdefault(series.metric, []).append(series)
         # Investigations ask for the same windows over and over (every workload's signals
@@ -364,6 +366,10 @@ class SandboxMetrics:
     def metric_names(self) -> list[str]:
         """Every metric name the scenario holds (an optional extra, not in the protocol)."""
         return sorted(self._by_name)
+
+    async def metric_type(self, metric: str) -> str | None:
+        """The type its `# TYPE` line declares (an optional extra, not in the protocol)."""
+        return sample_type(metric, self._types)
 
 
 def _matcher(value: str) -> Callable[[str], bool]:

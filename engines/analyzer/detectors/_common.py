@@ -24,6 +24,7 @@ POD_LOGS = "k8s_pod_logs"
 LOG_PATTERNS = "logs_error_patterns"
 LOG_SEARCH = "logs_search"
 SIGNALS = "metrics_workload_signals"
+METRICS = "metrics_query"
 LOG_TOOLS = (LOG_PATTERNS, LOG_SEARCH, POD_LOGS)
 EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
 

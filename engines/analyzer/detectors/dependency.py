@@ -140,11 +140,26 @@ def _blame_callee(callees: dict[Ref, Candidate], callee: Ref, caller: Ref, sight
         entry.demote(0.9, sighting.why)
 
 
+PROXIES = ("ingress-nginx", "nginx-ingress", "ingress-controller", "traefik", "haproxy-ingress",
+           "kong", "contour", "envoyproxy", "emissary", "istio/proxy", "gateway-api")
+
+
+def is_proxy(facts: Facts, ref: Ref) -> bool:
+    """An ingress controller or gateway: its "upstream timed out" is a backend of the
+    cluster failing to answer, not a dependency of its own."""
+    workload = facts.workloads.get(ref)
+    images = " ".join(workload.images).lower() if workload is not None else ""
+    return any(p in images for p in PROXIES)
+
+
 def _context_clues(facts: Facts, entry: Candidate, hosts: list[Target], *,
                    crashing: bool = False) -> None:
     """Where the dependency is, what the metrics say, and whether the caller is sick for
     reasons of its own (restarts that the dependency does not explain)."""
     caller = entry.culprit
+    if is_proxy(facts, caller):
+        entry.demote(0.5, f"{caller.name} is a proxy: its upstreams are the cluster's own "
+                     "backends, whose failure it only reports")
     external = next((t for t in hosts if t.external), None)
     inside = next((t for t in hosts if t.in_cluster), None)
     if external is not None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import LOG_TOOLS, POD_LOGS, SIGNALS
+from engines.analyzer.detectors._common import LOG_TOOLS, METRICS, POD_LOGS, SIGNALS
 from engines.analyzer.detectors._logs import by_workload, sightings
-from engines.analyzer.facts import Facts
+from engines.analyzer.facts import Facts, MetricRow, Ref, owns
 from engines.analyzer.scope import Scope
 
 KINDS: dict[str, tuple[str, ...]] = {
@@ -108,8 +108,81 @@ def _kind(text: str) -> str:
     return found[1] if found else "an inner resource"
 
 
+SERVER_FULL = ("too many clients", "too many connections", "remaining connection slots")
+PER_CLIENT = ("pg_stat_activity_count",)  # connections by application_name, usename, state
+CLIENT_LABELS = ("application_name", "usename", "user", "client", "app")
+HOLDER_SHARE = 0.5  # a client holding at least half of the server's connections...
+HOLDER_LEAD = 2.0  # ...and twice as many as the next one
+
+
+def _clients(rows: list[MetricRow]) -> dict[str, float]:
+    """Connections now held by each client (summed over states and databases)."""
+    held: dict[str, float] = {}
+    for row in rows:
+        name = next((row.labels[k] for k in CLIENT_LABELS if row.labels.get(k)), "")
+        if name:
+            held[name] = held.get(name, 0.0) + row.last
+    return held
+
+
+def _workload_of_client(facts: Facts, client: str) -> Ref | None:
+    """The workload a database client names: the same name, or one generated from it."""
+    refs = sorted(facts.workloads, key=str)
+    return next((r for r in refs if r.name == client), None) or next(
+        (r for r in refs if owns(r.name, client) or owns(client, r.name)), None)
+
+
+def _holder(facts: Facts, victims: tuple[Ref, ...]) -> Candidate | None:
+    """The client that holds most of a refusing server's connections."""
+    for metric in PER_CLIENT:
+        rows = facts.metric_rows.get(metric) or []
+        held = _clients(rows)
+        total = sum(held.values())
+        ranked = sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))
+        if not ranked or total <= 0:
+            continue
+        client, count = ranked[0]
+        runner = ranked[1][1] if len(ranked) > 1 else 0.0
+        ref = _workload_of_client(facts, client)
+        if ref is None or count < HOLDER_SHARE * total or count < HOLDER_LEAD * runner:
+            continue
+        source = next((r.source for r in rows if client in r.labels.values()), None)
+        servers = {facts.workload_of_pod(r.labels.get("namespace", ""), r.labels.get("pod", ""))
+                   for r in rows}
+        victims = tuple(v for v in victims if v not in servers and v != ref)
+        if not victims:
+            continue
+        entry = Candidate("resource_exhaustion", ref, affects=victims)
+        entry.clues.append(Clue(0.6, f"{client} holds {count:g} of the {total:g} connections "
+                                f"the database has ({count / total:.0%}), while "
+                                f"{' and '.join(v.name for v in victims[:2])} "
+                                f"{'is' if len(victims) == 1 else 'are'} refused",
+                                (client, metric), source, (METRICS,), "holds-connections"))
+        grew = [r for r in rows if client in r.labels.values() and r.change_at is not None
+                and (r.after or 0.0) > (r.before or 0.0)]
+        if grew or any(r.maximum > r.mean * 1.2 for r in rows if client in r.labels.values()):
+            entry.clues.append(Clue(0.2, f"{client}'s connections keep growing",
+                                    (client,), source, (METRICS,), "connections-grow"))
+        entry.fix = (f"{ref.kind} {ref.namespace}/{ref.name} holds most of the database's "
+                     "connections: restart it to release them now, then make it close or pool "
+                     "its connections; cap it with a per-role connection limit and an idle "
+                     "session timeout so one client cannot starve the others.")
+        return entry
+    return None
+
+
+def refused_callers(facts: Facts, scope: Scope) -> tuple[Ref, ...]:
+    """Workloads that a shared server refuses for want of free connections."""
+    return tuple(dict.fromkeys(s.workload for s in sightings(facts, scope, SERVER_FULL)
+                               if s.factor >= 0.3))
+
+
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
+    victims = refused_callers(facts, scope)
+    holder = _holder(facts, victims) if victims else None
+    if holder is not None:
+        found.append(holder)
     for ref, seen in by_workload(sightings(facts, scope, PHRASES, find=saturation)).items():
         entry = Candidate("resource_exhaustion", ref)
         kind = _kind(seen[0].pattern.text)
@@ -134,5 +207,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                      "resource (leaked connections or files, unbounded work, old data).")
         entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
                                         f"read {ref.name}'s own log around the exhaustion"))
+        if ref in victims:
+            for metric in PER_CLIENT:
+                entry.followups.append(Followup(METRICS, {"metric": metric, "since": "1h"},
+                                                "see who holds the database's connections"))
+            if holder is not None and holder.culprit != ref:
+                entry.demote(0.4, f"{holder.culprit.name} holds the connections it is refused")
         found.append(entry)
     return found

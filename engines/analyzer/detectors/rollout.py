@@ -37,7 +37,7 @@ from engines.analyzer.detectors._common import (
 from engines.analyzer.detectors._routes import routes
 from engines.analyzer.detectors._targets import hosts_in, named, resolve, target_workload
 from engines.analyzer.detectors.dependency import CONNECT
-from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout
+from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout, parse_stamp
 from engines.analyzer.scope import Scope
 
 FRESH = timedelta(hours=24)
@@ -202,6 +202,14 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                                 "aligned-metrics"))
     elif sibling is not None and (clue := _against_sibling(facts, ref, sibling)) is not None:
         entry.clues.append(clue)
+    if (appetite := _cpu_appetite(facts, ref, current.created)) is not None:
+        entry.clues.append(appetite)
+        if neighbours := _starved_neighbours(facts, rollout, current.created):
+            entry.affects = neighbours
+            entry.clues.append(Clue(0.3, f"{' and '.join(n.name for n in neighbours[:2])} "
+                                    "on the same nodes slowed right after it",
+                                    ("p99 rose", "5xx ratio rose"), appetite.observation,
+                                    (SIGNALS,), "starved-neighbours"))
     errors = _new_errors(facts, ref, current.created)
     blamed = [downstream(facts, ref, p) for p in errors]
     if errors and all(blamed):
@@ -243,6 +251,43 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     entry.fix = (f"Roll {ref.kind} {ref.namespace}/{ref.name} back to {previous.label} ({old}) "
                  f"with {undo}, then fix the regression before releasing again.")
     return entry
+
+
+def _cpu_appetite(facts: Facts, ref: Ref, created: datetime) -> Clue | None:
+    """The new revision's pods use several times the CPU the old ones did: a change that
+    costs its nodes' other pods their CPU, with or without a limit of its own."""
+    signals = facts.signals_of(ref)
+    if signals is None:
+        return None
+    cpu = signals.get("cpu")
+    jump = cpu.get("usage_per_pod_change")
+    if not isinstance(jump, dict) or not _aligned(created, parse_stamp(jump.get("at"))):
+        return None
+    before, after = (str(jump.get(k)) for k in ("before_cores", "after_cores"))
+    return Clue(0.35, f"its pods' CPU use rose from {_cores(before)} to {_cores(after)} each "
+                "with the new revision",
+                ("CPU use per pod rose", str(jump.get("after_cores"))), signals.source,
+                (SIGNALS,), "cpu-appetite")
+
+
+def _cores(shown: str) -> str:
+    return shown if shown.endswith("m") else f"{shown} cores"
+
+
+def _starved_neighbours(facts: Facts, rollout: Rollout, created: datetime) -> tuple[Ref, ...]:
+    """Other workloads whose latency or errors rose after the rollout, on nodes it runs on
+    (a DaemonSet runs on every node)."""
+    ref = rollout.ref
+    mine = {p.node for p in facts.pods.values() if p.node and p.owner == ref}
+    found = []
+    for other in sorted(facts.signals, key=str):
+        moment = signal_change(facts, other)
+        if other == ref or moment is None or not created <= moment <= created + AFTER:
+            continue
+        theirs = {p.node for p in facts.pods.values() if p.node and p.owner == other}
+        if ref.kind == "DaemonSet" or mine & theirs:
+            found.append(other)
+    return tuple(found)
 
 
 def _repository(image: str) -> str:
