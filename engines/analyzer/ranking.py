@@ -94,6 +94,17 @@ def _blocked(candidates: Sequence[Candidate], ref: Ref,
                  and (ref in c.affects or called & set(c.affects))), None)
 
 
+BACKLOG = frozenset({"exhausted-threads", "exhausted-workers", "exhausted-queue capacity"})
+
+
+def _only_work_backlog(candidate: Candidate) -> bool:
+    """Exhaustion seen only as busy threads, workers or a full queue: work that waits, which
+    a throttled CPU causes as well (unlike leaked connections, files or a full disk)."""
+    kinds = {c.topic for c in candidate.clues if c.topic.startswith("exhausted-")} - {
+        "exhausted-requests", "exhausted-latency"}
+    return bool(kinds) and kinds <= BACKLOG
+
+
 def _starved_by(candidates: Sequence[Candidate], ref: Ref) -> Candidate | None:
     """Another workload that exhausts a shared resource (a database's connections) this
     one is refused: its errors are that exhaustion's, not its own."""
@@ -123,6 +134,10 @@ def apply_precedence(candidates: Sequence[Candidate],
         if candidate.category == "cpu_throttling" and _strongest(
                 candidates, ref, ("autoscaling_limit",)) >= 0.5:
             candidate.demote(0.6, "its autoscaler is capped: that is the limit")
+        if candidate.category == "resource_exhaustion" and _only_work_backlog(candidate) and \
+                _strongest(candidates, ref, ("cpu_throttling",)) >= 0.5:
+            candidate.demote(0.5, "its queue and workers fill because its CPU limit slows "
+                             "every request")
         if candidate.category == "resource_exhaustion" and _strongest(
                 candidates, ref, ("autoscaling_limit",)) >= 0.5:
             candidate.demote(0.6, "it is saturated because its autoscaler is capped")

@@ -202,3 +202,17 @@ async def test_start_up_check_reports_missing_metrics(metrics: PrometheusMetrics
     assert notes[0].startswith("Prometheus ") and "metric names" in notes[0]
     assert notes[1:] == ["missing metrics: no_such_metric_total"]
     assert "container_memory_working_set_bytes" in metrics.metric_names()
+
+
+async def test_metric_types_come_from_metadata_when_the_server_has_any(
+    metrics: PrometheusMetrics, scenario: Scenario
+) -> None:
+    """Backfilled series carry no metadata (only scrapes do): the type is unknown, and
+    metrics_query then falls back on the name and the values."""
+    name = next(s.metric for s in scenario.metric_series if s.metric.endswith("_total"))
+    assert await metrics.metric_type(name) is None
+    toolset = Toolset(available_tools(Sources(metrics=metrics)),
+                      ToolContext(now=scenario.now, sources=Sources(metrics=metrics)))
+    result = await toolset.call(ToolCall("q", "metrics_query", {"metric": name, "since": "3h"}))
+    assert result.status == "success", result.text
+    assert "per-second rate" in result.text

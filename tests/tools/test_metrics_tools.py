@@ -143,3 +143,76 @@ async def test_a_grpc_server_s_handling_time_is_its_latency() -> None:
     latency = data["signals"]["latency"]
     assert latency["metric"] == "grpc_server_handling_seconds_bucket"
     assert latency["abnormal"] is True and data["abnormal"] == ["latency"]
+
+
+def _counter(pod: str, per_minute: list[float]) -> Series:
+    """A CPU-seconds counter that grows by the given amounts, one sample a minute."""
+    total, values = 1000.0, []
+    for step in per_minute:
+        total += step
+        values.append(total)
+    return _series(pod, values)
+
+
+def test_a_workload_whose_pods_use_several_times_their_cpu_is_abnormal() -> None:
+    old = _counter("agent-old", [3.6] * 30)  # 60m each, replaced at minute 30
+    start = datetime(2026, 1, 1, 0, 30, tzinfo=UTC)  # its successor: 2.3 cores each
+    new = Series("m", {"pod": "agent-new", "container": "app"},
+                 [Sample(start + timedelta(minutes=i), 5000.0 + 138 * i) for i in range(30)])
+    result = _signals.cpu([], [], [old, new], {}, 60)
+    assert result["abnormal"] is True and "rose from 60m to 2.3 cores" in result["why"]
+    assert result["usage_per_pod_change"]["after_cores"] == "2.3"
+    assert result["usage_peak_cores"] == "2.3"  # the busiest pod, though neither has a limit
+
+    steady = _signals.cpu([], [], [_counter("a", [3.6] * 30 + [6.0] * 30)], {}, 60)
+    assert steady["abnormal"] is False and "usage_per_pod_change" not in steady
+
+
+class _Gauges:
+    """A store whose connection gauge ends in _count: `# TYPE ... gauge` says what it is."""
+
+    def __init__(self, declared: str | None) -> None:
+        self.declared = declared
+
+    async def series(self, metric: str, matchers: Any, start: datetime, end: datetime, *,
+                     step_seconds: int = 60) -> list[Series]:
+        values = [150.0 + i for i in range(60)]  # a leak: it only rises in the window
+        return [Series(metric, {"application_name": "reporter"},
+                       [Sample(start + timedelta(minutes=i), v) for i, v in enumerate(values)])]
+
+    async def metric_type(self, metric: str) -> str | None:
+        return self.declared
+
+
+@pytest.mark.parametrize(("declared", "values"), [("gauge", "raw values"),
+                                                  ("counter", "per-second rate")])
+async def test_a_declared_type_decides_whether_count_is_a_rate(declared: str,
+                                                                values: str) -> None:
+    ctx = ToolContext(now=datetime(2026, 1, 1, 1, 0, tzinfo=UTC),
+                      sources=Sources(metrics=_Gauges(declared)))
+    data = await call(ctx, "metrics_query", metric="pg_stat_activity_count")
+    assert data["values"] == values
+    if declared == "gauge":
+        assert data["by_series"][0]["last"] >= 200
+
+
+async def test_without_a_declared_type_a_count_that_falls_is_a_gauge() -> None:
+    class Falling(_Gauges):
+        async def series(self, metric: str, matchers: Any, start: datetime, end: datetime, *,
+                         step_seconds: int = 60) -> list[Series]:
+            values = [20.0, 19.0, 21.0, 18.0] * 15
+            return [Series(metric, {}, [Sample(start + timedelta(minutes=i), v)
+                                        for i, v in enumerate(values)])]
+
+    ctx = ToolContext(now=datetime(2026, 1, 1, 1, 0, tzinfo=UTC),
+                      sources=Sources(metrics=Falling(None)))
+    data = await call(ctx, "metrics_query", metric="pg_stat_activity_count")
+    assert data["values"] == "raw values"
+
+
+async def test_the_sandbox_reads_types_from_the_openmetrics_file() -> None:
+    metrics = context().sources.metrics
+    assert isinstance(metrics, SandboxMetrics)
+    assert await metrics.metric_type("http_requests_total") == "counter"
+    assert await metrics.metric_type("container_memory_working_set_bytes") == "gauge"
+    assert await metrics.metric_type("no_such_metric") is None

@@ -39,7 +39,8 @@ def _throttling(facts: Facts) -> list[Candidate]:
         if not (cpu.get("abnormal") and (ratio >= 0.2 or peak >= 0.4)):
             continue
         entry = Candidate("cpu_throttling", ref)
-        entry.clues.append(Clue(0.45 if ratio >= 0.25 else 0.3, str(cpu.get("why")),
+        entry.clues.append(Clue(0.45 if ratio >= 0.25 or peak >= 0.5 else 0.3,
+                                str(cpu.get("why")),
                                 ("CPU periods throttled", "throttled_ratio"), signals.source,
                                 (SIGNALS,), "throttled"))
         latency = signals.get("latency")

@@ -1,0 +1,208 @@
+"""Causes that sit beside the victim rather than in it: a rollout whose pods suddenly eat the
+CPU of the nodes the victim runs on, a client that holds the connections a shared database
+refuses to others, a CPU limit behind a full request queue, and a proxy that only reports
+its backends' timeouts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engines.analyzer.detectors import dependency, run_detectors
+from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.planner import Toolbox, hints
+from engines.analyzer.transcript import Observation, Transcript
+from engines.model import ToolSpec
+from tests.engines.analyzer.helpers import (
+    categories,
+    facts_of,
+    obs,
+    pattern,
+    patterns,
+    ranked,
+    scope_of,
+    signals,
+    workload,
+    workloads,
+)
+
+SLOW = {"abnormal": True, "why": "p99 rose from 0.9s to 2.5s at 2026-11-30T09:21:00Z",
+        "change": {"at": "2026-11-30T09:21:00Z"}}
+ERRORS_UP = {"abnormal": True, "why": "5xx ratio rose from 0.2% to 1.3% at 2026-11-30T09:21:00Z",
+             "change": {"at": "2026-11-30T09:21:00Z"}}
+CALM_CPU = {"abnormal": False, "why": "no significant CPU throttling", "usage_peak_cores": "400m"}
+HUNGRY_CPU = {"abnormal": True,
+              "why": "CPU use per pod rose from 60m to 2.3 cores at 2026-11-30T09:22:00Z",
+              "usage_per_pod_change": {"at": "2026-11-30T09:22:00Z", "before_cores": "60m",
+                                       "after_cores": "2.3"}}
+NGINX = ('upstream timed out (110: Operation timed out) while reading response header from '
+         'upstream, request: "POST /v1/filings HTTP/2.0", upstream: "http://10.244.2.31:8080/v1/'
+         'filings"')
+
+
+def agent_rollout() -> Observation:
+    """A DaemonSet updated in place 42 minutes ago, every pod replaced by its controller."""
+    first = "2026-11-30T09:18:00Z (42m ago)"
+    return obs("k8s_rollout_history", {
+        "workload": "DaemonSet observability/node-agent", "images": ["otel/collector:0.118.0"],
+        "created": "2026-02-01T08:00:00Z (302d ago)",
+        "revisions": [{"revision": "7f6d5c4b3a", "current": True, "first_pod_created": first,
+                       "last_pod_created": first, "images": ["otel/collector:0.118.0"],
+                       "pods": "ready 5/5"}],
+        "pods_replaced_by_controller": {"deleted": 5, "first": first, "last": first}},
+        namespace="observability", workload="node-agent")
+
+
+def filings(agent_cpu: dict[str, Any]) -> Facts:
+    nginx = workload("ingress-nginx-controller", "ingress",
+                     images=["registry.k8s.io/ingress-nginx/controller:v1.12.1"])
+    return facts_of(
+        workloads(workload("filing-api", "efiling"), nginx,
+                  workload("node-agent", "observability", kind="DaemonSet", ready="5/5")),
+        patterns(pattern(NGINX, service="ingress-nginx", pod="ingress-nginx-controller-9c8d7-x1y2z",
+                         count=30)),
+        signals("efiling", "filing-api", latency=SLOW, cpu=CALM_CPU),
+        agent_rollout(),
+        signals("observability", "node-agent", cpu=agent_cpu))
+
+
+def test_a_rollout_that_multiplies_its_cpu_use_is_blamed_for_its_neighbours_slowness() -> None:
+    report = "e-filing uploads are really slow since about 09:20"
+    facts = filings(HUNGRY_CPU)
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("bad_rollout", "node-agent")
+    assert [r.name for r in found[0].affects] == ["filing-api"]
+    assert {"cpu-appetite", "starved-neighbours"} <= {c.topic for c in found[0].clues}
+
+    calm = filings({"abnormal": False, "why": "no significant CPU throttling"})
+    found = ranked(calm, report, run_detectors(calm, scope_of(calm, report)))
+    agent = next(c for c in found if c.culprit.name == "node-agent")
+    assert agent.score < 0.3 and not agent.affects
+
+
+def test_a_proxy_reporting_upstream_timeouts_is_not_a_failing_dependency_of_its_own() -> None:
+    facts = filings(HUNGRY_CPU)
+    report = "e-filing uploads are really slow"
+    found = dependency.detect(facts, scope_of(facts, report))
+    proxy = next(c for c in found if c.culprit.name == "ingress-nginx-controller")
+    assert proxy.penalty <= 0.5
+    assert any("proxy" in why for why in proxy.demoted_because)
+
+
+def box_for(*tools: str) -> Toolbox:
+    specs = {name: ToolSpec(name, "", {"properties": {"namespace": {}, "workload": {},
+                                                      "since": {}, "metric": {}, "limit": {}}})
+             for name in tools}
+    return Toolbox(specs, Transcript(), frozenset())
+
+
+CPU_USERS = obs("metrics_query", {
+    "metric": "container_cpu_usage_seconds_total", "series": 3, "common_labels": {},
+    "values": "per-second rate", "by_series": [
+        {"labels": {"namespace": "observability", "pod": "node-agent-4zpfj",
+                    "container": "collector"}, "min": 1.5, "mean": 2.3, "max": 2.5, "last": 2.4},
+        {"labels": {"namespace": "efiling", "pod": "filing-api-7d9f8-abcde",
+                    "container": "api"}, "min": 0.2, "mean": 0.4, "max": 0.6, "last": 0.5},
+        {"labels": {"namespace": "shop", "pod": "cart-5c6d7-fghij", "container": "cart"},
+         "min": 0.01, "mean": 0.02, "max": 0.03, "last": 0.02}]},
+    metric="container_cpu_usage_seconds_total")
+
+
+def test_the_planner_looks_for_what_else_uses_the_cpu_when_a_workload_slows_unthrottled() -> None:
+    tools = ("metrics_query", "k8s_rollout_history", "metrics_workload_signals")
+    target = [Ref("Deployment", "efiling", "filing-api")]
+    base = (workloads(workload("filing-api", "efiling"), workload("cart", "shop"),
+                      workload("node-agent", "observability", kind="DaemonSet")),)
+    slowed = facts_of(*base, signals("efiling", "filing-api", latency=SLOW, cpu=CALM_CPU))
+    box = box_for(*tools)
+    hints(box, slowed, scope_of(slowed, "filing-api is slow"), target)
+    assert ("metrics_query", "container_cpu_usage_seconds_total") in {
+        (tool, args.get("metric")) for tool, args, _ in box.calls}
+
+    throttled = facts_of(*base, signals("efiling", "filing-api", latency=SLOW,
+                                        cpu={"abnormal": True, "why": "60% throttled"}))
+    box = box_for(*tools)
+    hints(box, throttled, scope_of(throttled, "filing-api is slow"), target)
+    assert not any(tool == "metrics_query" for tool, _, _ in box.calls)
+
+    users = facts_of(*base, signals("efiling", "filing-api", latency=SLOW, cpu=CALM_CPU),
+                     CPU_USERS)
+    box = box_for(*tools)
+    hints(box, users, scope_of(users, "filing-api is slow"), target)
+    asked = {(tool, args.get("workload")) for tool, args, _ in box.calls}
+    assert ("k8s_rollout_history", "node-agent") in asked
+    assert ("metrics_workload_signals", "node-agent") in asked
+    assert ("k8s_rollout_history", "cart") not in asked  # it uses next to no CPU
+
+
+REFUSED = "pq: sorry, too many clients already (SQLSTATE 53300)"
+
+
+def connections(holder: float) -> Observation:
+    rows = [("occupancy-reporter", "idle", holder), ("desk-booking", "idle", 12.0),
+            ("door-access", "idle", 8.0), ("desk-booking", "active", 4.0)]
+    return obs("metrics_query", {
+        "metric": "pg_stat_activity_count", "series": len(rows), "values": "raw values",
+        "common_labels": {"namespace": "workspace", "pod": "workspace-db-0"},
+        "by_series": [{"labels": {"application_name": app, "state": state},
+                       "min": value - 10, "mean": value - 5, "max": value, "last": value}
+                      for app, state, value in rows]}, metric="pg_stat_activity_count")
+
+
+def desks(*extra: Observation) -> Facts:
+    return facts_of(
+        workloads(workload("desk-booking", "workspace"),
+                  workload("occupancy-reporter", "workspace"), workload("door-access", "workspace"),
+                  workload("workspace-db", "workspace", kind="StatefulSet")),
+        patterns(pattern(f"POST /v2/bookings 500: error acquiring connection: {REFUSED}",
+                         service="desk-booking", pod="desk-booking-6b7c8-abcde", count=25),
+                 pattern(f"FATAL: {REFUSED.removeprefix('pq: ')}", service="workspace-db",
+                         pod="workspace-db-0", count=60)),
+        *extra)
+
+
+def test_whoever_holds_a_refusing_databases_connections_is_the_culprit() -> None:
+    report = "desk bookings fail every second or third attempt"
+    facts = desks(connections(177.0))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("resource_exhaustion", "occupancy-reporter")
+    assert [r.name for r in found[0].affects] == ["desk-booking"]  # the database is no victim
+    victim = next(c for c in found if c.culprit.name == "desk-booking")
+    assert victim.penalty < 1.0
+
+    blind = desks()  # the per-client counts were not read: the refused caller is all we see
+    found = ranked(blind, report, run_detectors(blind, scope_of(blind, report)))
+    assert "occupancy-reporter" not in {c.culprit.name for c in found}
+    asked = {(f.tool, f.arguments.get("metric")) for c in found for f in c.followups}
+    assert ("metrics_query", "pg_stat_activity_count") in asked
+
+
+def test_no_holder_is_named_when_the_connections_are_spread_out() -> None:
+    report = "desk bookings fail every second or third attempt"
+    facts = desks(connections(15.0))
+    found = run_detectors(facts, scope_of(facts, report))
+    assert "occupancy-reporter" not in {c.culprit.name for c in found}
+
+
+QUEUE_FULL = "503 request queue full (200 waiting), rejecting /api/hints"
+
+
+def matcher(cpu: dict[str, Any]) -> Facts:
+    return facts_of(
+        workloads(workload("record-matcher", "records")),
+        patterns(pattern(QUEUE_FULL, service="record-matcher", pod="record-matcher-5d6f7-abcde",
+                         count=20)),
+        signals("records", "record-matcher", latency=SLOW, cpu=cpu, requests=ERRORS_UP))
+
+
+def test_a_full_request_queue_under_a_throttled_cpu_is_cpu_throttling() -> None:
+    report = "record search is crawling tonight"
+    throttled = {"abnormal": True, "throttled_ratio": 0.2, "throttled_ratio_peak_5_steps": 0.64,
+                 "why": "20% of CPU periods throttled (peak 64%): the CPU limit slows the "
+                        "container"}
+    facts = matcher(throttled)
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("cpu_throttling", "record-matcher")
+
+    free = matcher(CALM_CPU)
+    found = ranked(free, report, run_detectors(free, scope_of(free, report)))
+    assert categories(found)[0] == ("resource_exhaustion", "record-matcher")
