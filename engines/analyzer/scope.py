@@ -3,7 +3,8 @@
 On-call engineers name things loosely ("checkout in prod", "the ledger api", "POST
 /orders"), so report words are matched against the names the cluster actually has: a
 workload name said in full is the strongest match, all its parts said apart the next, its
-distinctive part alone a weaker one. Generic parts ("api", "service", "worker") never match
+distinctive part alone a weaker one. Two words said in a row also count as one ("gift list"
+for giftlist-web, "check out" for checkout). Generic parts ("api", "service", "worker") never match
 alone. Human constraints narrow the scope ("focus on X") or lower topics ("ignore X").
 """
 
@@ -13,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import pairwise
 
 from engines.analyzer.facts import Facts, Ref
 
@@ -131,8 +133,10 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
                 ignored: Sequence[str] = ()) -> Scope:
     """Match the report (and any "focus on") against the names seen in the cluster."""
     text = report.lower()
-    words = set(words_of(text))
+    said = words_of(text)
+    words = set(said)
     words |= {p for w in list(words) for p in w.split("-")}
+    words |= {a + b for a, b in pairwise(said)}  # "gift list" names giftlist-web
     targets: dict[Ref, float] = {}
     names = set(facts.workloads) | {Ref("Service", ns, n) for ns, n in facts.services}
     for ref in names:

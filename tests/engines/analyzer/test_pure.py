@@ -64,6 +64,16 @@ def test_scope_matches_full_names_parts_and_not_generic_words() -> None:
     assert "latency" in scope.symptoms and "errors" in scope.symptoms
 
 
+def test_scope_reads_two_words_in_a_row_as_one_name() -> None:
+    facts = facts_of(workloads(workload("giftlist-web", "giftlist"),
+                               workload("guest-rsvp", "giftlist"),
+                               workload("gift-cash-psp", "payments")))
+    scope = build_scope("wedding guests get errors when they add a gift on the gift lists",
+                        facts, NOW)
+    assert scope.primary == [Ref("Deployment", "giftlist", "giftlist-web")]
+    assert scope.namespaces.get("giftlist", 0.0) >= 0.5
+
+
 def test_scope_reads_the_onset_and_obeys_focus_and_ignore() -> None:
     facts = facts_of(workloads(workload("checkout"), workload("cart"),
                                workload("payments-api", "payments")))
