@@ -85,25 +85,34 @@ def rejection_note(diagnosis: Diagnosis | None, problems: Sequence[str]) -> str:
     return f"{REJECTION_PREFIX} {diagnosis.category} of {diagnosis.culprit} was rejected: {why}."
 
 
+RETRY_MARGIN = 0.1  # how much more confident a retry's answer must be to replace an earlier one
+
+
 def best_attempt(
     tried: Sequence[tuple[InvestigationResult, Verdict]],
 ) -> tuple[InvestigationResult, Verdict]:
     """When no attempt passed, the answer with the fewest problems, then the most confident.
 
     A correct answer that was only rejected for its low confidence must not lose to the
-    weaker alternatives the retries were pushed towards.
+    weaker alternatives the retries were pushed towards: a later attempt with as many
+    problems replaces an earlier one only when clearly more confident.
     """
 
-    def rank(item: tuple[InvestigationResult, Verdict]) -> tuple[int, int, float]:
+    def problems(item: tuple[InvestigationResult, Verdict]) -> tuple[bool, int]:
         result, verdict = item
         diagnosis = result.diagnosis
-        return (
-            diagnosis is not None and diagnosis.category != "unknown",
-            -len(verdict.problems),
-            diagnosis.confidence if diagnosis else 0.0,
-        )
+        return diagnosis is not None and diagnosis.category != "unknown", -len(verdict.problems)
 
-    return max(tried, key=rank)
+    def sure(item: tuple[InvestigationResult, Verdict]) -> float:
+        diagnosis = item[0].diagnosis
+        return diagnosis.confidence if diagnosis else 0.0
+
+    best = tried[0]
+    for item in tried[1:]:
+        if problems(item) > problems(best) or (
+                problems(item) == problems(best) and sure(item) > sure(best) + RETRY_MARGIN):
+            best = item
+    return best
 
 
 @runtime_checkable

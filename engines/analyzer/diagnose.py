@@ -52,8 +52,10 @@ def fallback_culprit(facts: Facts, scope: Scope) -> Ref:
 
 
 def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Observation],
-                        facts: Facts, scope: Scope) -> tuple[dict[str, Any], float]:
-    """The `submit_diagnosis` arguments, and the confidence they carry."""
+                        facts: Facts, scope: Scope,
+                        doubted: Sequence[Candidate] = ()) -> tuple[dict[str, Any], float]:
+    """The `submit_diagnosis` arguments, and the confidence they carry. `doubted` answers
+    (turned down for doubt, not refuted) still weigh as rivals on that confidence."""
     if not ranked:
         culprit = fallback_culprit(facts, scope)
         summary = ("The data gathered does not show a cause that explains the report; "
@@ -67,7 +69,8 @@ def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Obse
         }
         return arguments, 0.1
     best = ranked[0]
-    runner = ranked[1] if len(ranked) > 1 else None
+    rivals = [c for c in (ranked[1] if len(ranked) > 1 else None, *doubted) if c is not None]
+    runner = max(rivals, key=lambda c: c.score) if rivals else None
     evidence = gather_evidence(best, observations)
     sure = confidence(best, runner)
     if not evidence:

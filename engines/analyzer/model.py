@@ -37,7 +37,7 @@ from engines.analyzer.planner import (
 from engines.analyzer.ranking import rank
 from engines.analyzer.readers import build_facts
 from engines.analyzer.reflect import reflect
-from engines.analyzer.rejections import parse_rejections
+from engines.analyzer.rejections import Rejection, parse_rejections
 from engines.analyzer.scope import Scope, build_scope
 from engines.analyzer.transcript import Transcript, read_transcript
 from engines.model import ModelReply, ModelRequest, ToolCall, UserMessage
@@ -78,8 +78,10 @@ def _now(request: ModelRequest) -> datetime:
     return now if isinstance(now, datetime) else datetime.now(UTC)
 
 
-def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candidate]]:
-    """Facts, scope and ranked candidates from everything in the request."""
+def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candidate],
+                                           list[Candidate]]:
+    """Facts, scope and ranked candidates from everything in the request, and apart the
+    candidates an evaluator doubted: never submitted again, they remain rivals."""
     transcript = read_transcript(request.messages)
     constraints = request.constraint_set
     excluded = constraints.excluded_namespaces
@@ -88,13 +90,21 @@ def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candi
                         ignored=constraints.ignored)
     rejected = parse_rejections((*transcript.user_texts, *request.lessons))
     ranked = rank(run_detectors(facts, scope), scope, callers_by_callee(facts),
-                  excluded=excluded, rejected=rejected)
-    return transcript, facts, scope, ranked
+                  excluded=excluded, rejected=[r for r in rejected if not r.doubted])
+    doubts = [r for r in rejected if r.doubted]
+    doubted = [c for c in ranked if _among(c, doubts)]
+    return transcript, facts, scope, [c for c in ranked if c not in doubted], doubted
+
+
+def _among(candidate: Candidate, rejections: Sequence[Rejection]) -> bool:
+    culprit = candidate.culprit
+    return any(r.matches(candidate.category, culprit.kind, culprit.namespace, culprit.name)
+               for r in rejections)
 
 
 def decide(request: ModelRequest) -> ModelReply:
     """One turn: the next calls, or the diagnosis."""
-    transcript, facts, scope, ranked = analyse(request)
+    transcript, facts, scope, ranked, doubted = analyse(request)
     specs = {spec.name: spec for spec in request.tools}
     stopped = request.constraint_set.stop_requested
     turn = transcript.turns + 1  # steps of this attempt (a Reflexion retry starts afresh)
@@ -109,7 +119,8 @@ def decide(request: ModelRequest) -> ModelReply:
                                    json.dumps(args, sort_keys=True))
                           for i, (tool, args, _) in enumerate(box.calls))
             return ModelReply(thought, calls)
-    arguments, sure = diagnosis_arguments(ranked, transcript.observations, facts, scope)
+    arguments, sure = diagnosis_arguments(ranked, transcript.observations, facts, scope,
+                                          doubted)
     thought = narrate.conclusion_thought(ranked[0] if ranked else None, sure, stopped)
     call = ToolCall(f"analyzer_{request.step}_submit", SUBMIT_TOOL, arguments,
                     json.dumps(arguments, sort_keys=True))

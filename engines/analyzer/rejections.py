@@ -24,18 +24,29 @@ REJECTION_PHRASE = "The previous diagnosis {category} of {culprit} was rejected:
 _REJECTION = re.compile(
     r"The previous diagnosis (?P<category>[a-z_]+) of (?P<kind>[A-Za-z]+) "
     r"(?:(?P<namespace>[a-z0-9][-a-z0-9.]*)/)?(?P<name>[A-Za-z0-9][-A-Za-z0-9._]*?)"
-    r" was rejected\b"
+    r" was rejected\b(?::[ \t]*(?P<reason>.*?)(?=\.(?:\s|$)|\n|$))?"
 )
+# What an evaluator says of an answer it merely doubts: the answer may still be right, and a
+# retry's alternative must be compared with it, not preferred to it by default.
+DOUBTS = ("confidence ", "the evidence ", "no evidence", "the category is unknown")
+
+
+def _doubt_only(reason: str | None) -> bool:
+    parts = [p.strip().rstrip(".").lower() for p in (reason or "").split(";")]
+    return bool(reason) and all(p.startswith(DOUBTS) for p in parts if p)
 
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """A (category, culprit) pair that must not be submitted again."""
+    """A (category, culprit) pair that must not be submitted again. `doubted` when it was
+    turned down only for low confidence or unquotable evidence (not refuted by a human):
+    it then still counts as a rival when the confidence of another answer is judged."""
 
     category: str
     kind: str
     namespace: str
     name: str
+    doubted: bool = False
 
     def matches(self, category: str, kind: str, namespace: str, name: str) -> bool:
         """Same category and the same object (kind is not compared: a Deployment and its
@@ -53,9 +64,9 @@ def rejection_message(diagnosis: Diagnosis, reason: str) -> str:
 
 def parse_rejections(texts: Iterable[str]) -> tuple[Rejection, ...]:
     """Every rejection stated in `texts` (messages, lessons), in order, without repeats."""
-    found: dict[Rejection, None] = {}
+    found: dict[tuple[str, str, str, str], bool] = {}
     for text in texts:
         for match in _REJECTION.finditer(text):
-            found[Rejection(match["category"], match["kind"], match["namespace"] or "",
-                            match["name"])] = None
-    return tuple(found)
+            key = (match["category"], match["kind"], match["namespace"] or "", match["name"])
+            found[key] = found.get(key, True) and _doubt_only(match["reason"])
+    return tuple(Rejection(*key, doubted=doubted) for key, doubted in found.items())

@@ -157,3 +157,24 @@ async def test_when_every_attempt_fails_the_least_doubtful_answer_is_kept() -> N
     assert result.attempts == 3
     assert result.diagnosis is not None and result.diagnosis.category == "oom_killed"
     assert result.detail == "unverified after 3 attempts: confidence 0.45 is below 0.50"
+
+
+async def test_a_retry_replaces_an_earlier_answer_only_when_clearly_more_confident() -> None:
+    first = {**DIAGNOSIS, "confidence": 0.36}
+    nudged = {**DIAGNOSIS, "category": "node_failure", "confidence": 0.4,  # as doubtful:
+              "culprit": {"kind": "Node", "namespace": "", "name": "node-1"}}  # merely pushed
+
+    def model_fn(request: ModelRequest) -> ModelReply:
+        if not request.tools:
+            return reply("look elsewhere")
+        retried = any(
+            isinstance(m, UserMessage) and m.content.startswith(REJECTION_PREFIX)
+            for m in request.messages
+        )
+        if request.step % 2:
+            return reply("", call("k8s_pods", {"namespace": f"n{request.step}"}))
+        return reply("", call("submit_diagnosis", nudged if retried else first))
+
+    result, _ = await run(FunctionModel(model_fn))
+    assert result.attempts == 3
+    assert result.diagnosis is not None and result.diagnosis.category == "oom_killed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate, Clue, confidence, merge
+from engines.analyzer.diagnose import diagnosis_arguments
 from engines.analyzer.facts import Ref
 from engines.analyzer.quotes import cut_quote
 from engines.analyzer.ranking import rank
@@ -140,3 +141,30 @@ def test_clues_merge_and_confidence_reflects_rivals() -> None:
     rival = Candidate("crash_loop", Ref("Deployment", "shop", "api"), [Clue(0.89, "c", ("c",))])
     assert confidence(strong, None) > confidence(strong, rival)
     assert 0.05 <= confidence(rival, strong) <= 0.95
+
+
+def test_a_rejection_for_doubt_alone_is_told_apart_from_a_refutation() -> None:
+    doubt = ("The previous diagnosis network of Service yard/bay-scheduler was rejected: "
+             "confidence 0.47 is below 0.50. What was missed: the evidence also supports a "
+             "bad rollout; a failing dependency.")
+    (found,) = parse_rejections([doubt])
+    assert found.doubted and found.name == "bay-scheduler"
+    refuted = ("The previous diagnosis network of Service yard/bay-scheduler was rejected: "
+               "a human said: wrong, the selector is fine.")
+    (found,) = parse_rejections([doubt, refuted])
+    assert not found.doubted  # a human's word outweighs the evaluator's doubt
+    (found,) = parse_rejections(["The previous diagnosis oom_killed of Node n1 was rejected: "
+                                 "the evidence 'x' occurs in no observation; confidence 0.30 "
+                                 "is below 0.50."])
+    assert found.doubted
+
+
+def test_a_doubted_answer_still_weighs_on_the_confidence_of_its_replacement() -> None:
+    facts = facts_of(workloads(workload("record-matcher", "records")))
+    scope = build_scope("record search is slow", facts, NOW)
+    ref = Ref("Deployment", "records", "record-matcher")
+    doubted = Candidate("cpu_throttling", ref, [Clue(0.3, "throttled"), Clue(0.1, "limit")])
+    nudged = Candidate("dependency_failure", ref, [Clue(0.25, "timeouts")])
+    _, alone = diagnosis_arguments([nudged], [], facts, scope)
+    _, judged = diagnosis_arguments([nudged], [], facts, scope, [doubted])
+    assert judged < alone
