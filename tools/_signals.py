@@ -103,7 +103,16 @@ def cpu(throttled: Sequence[Series], periods: Sequence[Series], usage: Sequence[
         peak = max(_smooth(ratios, 5), default=0.0)
         result |= {"throttled_ratio": round(ratio, 3), "throttled_ratio_peak_5_steps":
                    round(peak, 3)}
-        if ratio >= 0.25 or peak >= 0.5:
+        moments = [at for at, p in per_step_p if p > 0]
+        shift = change_point(ratios)
+        if shift is not None and shift.after_median >= 0.25 > shift.before_median:
+            result["throttled_change"] = {"at": iso(moments[shift.index]),
+                                          "ratio_before": round(shift.before_median, 3),
+                                          "ratio_after": round(shift.after_median, 3)}
+            why.append(f"CPU throttling rose from {shift.before_median:.0%} to "
+                       f"{shift.after_median:.0%} of periods at {iso(moments[shift.index])}: "
+                       "the CPU limit slows the container")
+        elif ratio >= 0.25 or peak >= 0.5:
             why.append(f"{ratio:.0%} of CPU periods throttled (peak {peak:.0%}): the CPU limit "
                        "slows the container")
     if usage and step > 0:

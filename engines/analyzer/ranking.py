@@ -7,8 +7,8 @@ Precedence follows scenario-format.md: a more specific category beats bad_rollou
 symptom (probe failures after OOM kills, throttling under a capped autoscaler, a caller's
 errors behind a broken Service) loses to its cause. The cluster's DNS server failing (a
 crash loop, OOM kills, failing probes) while callers cannot resolve names is a network
-outage; a DNS server whose image cannot be pulled or whose pods cannot be scheduled is not
-(that is the more specific cause).
+outage; a DNS server whose image cannot be pulled, whose pods cannot be scheduled or whose
+CPU limit throttles it is not (that is the more specific cause).
 """
 
 from __future__ import annotations
@@ -123,6 +123,9 @@ def apply_precedence(candidates: Sequence[Candidate],
         if candidate.category == "network" and candidate.culprit.kind in WORKLOAD_KINDS and \
                 _strongest(candidates, ref, ("image_pull", "unschedulable")) >= 0.6:
             candidate.demote(0.6, "its new pods cannot start: that is the cause")
+        if candidate.category == "network" and candidate.culprit.kind in WORKLOAD_KINDS and \
+                _strongest(candidates, ref, ("cpu_throttling",)) >= 0.6:
+            candidate.demote(0.6, "it answers slowly because its CPU limit throttles it")
         if candidate.category == "bad_rollout" and _strongest(candidates, ref, SPECIFIC) >= 0.5:
             candidate.demote(0.35, "the new revision fails in a more specific way")
         if candidate.category == "probe_failure" and _strongest(

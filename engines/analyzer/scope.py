@@ -129,18 +129,43 @@ def ignored_terms(topics: Iterable[str]) -> frozenset[str]:
                      if w not in noise and len(w) >= 3)
 
 
+_CLAUSES = re.compile(r"[.;!?\n]+|,|\s[-–—]\s|\b(?:but|until|while|whereas|though|although|"
+                      r"when|however)\b")
+_FINE = re.compile(r"\b(?:looks?|looking|seems?|is|are|still|works?|working|running)\s+"
+                   r"(?:fine|ok|okay|good|normal|healthy|unaffected)\b|\bnot affected\b|"
+                   r"\bunaffected\b|\bno (?:issues?|problems?|errors?)\b")
+
+
+def _complaint(report: str) -> tuple[str, str]:
+    """The report without the clauses that clear something ("the VOD subtitles look fine",
+    "checkout is unaffected"), and those clauses: what the engineer says works is not what
+    to look at."""
+    text = report.lower()
+    clauses = [c for c in _CLAUSES.split(text) if c and c.strip()]
+    kept = [c for c in clauses if not _FINE.search(c)]
+    cleared = [c for c in clauses if _FINE.search(c)]
+    return (" , ".join(kept) if kept else text), " , ".join(cleared)
+
+
+def _words(text: str) -> set[str]:
+    """Words of a text, their hyphenated parts, and each two said in a row as one ("gift
+    list" names giftlist-web)."""
+    said = words_of(text)
+    words = set(said) | {p for w in said for p in w.split("-")}
+    return words | {a + b for a, b in pairwise(said)}
+
+
 def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str] = (),
                 ignored: Sequence[str] = ()) -> Scope:
     """Match the report (and any "focus on") against the names seen in the cluster."""
-    text = report.lower()
-    said = words_of(text)
-    words = set(said)
-    words |= {p for w in list(words) for p in w.split("-")}
-    words |= {a + b for a, b in pairwise(said)}  # "gift list" names giftlist-web
+    text, cleared = _complaint(report)
+    words, cleared_words = _words(text), _words(cleared)
     targets: dict[Ref, float] = {}
     names = set(facts.workloads) | {Ref("Service", ns, n) for ns, n in facts.services}
     for ref in names:
         strength = _name_match(ref.name, text, words)
+        if cleared and strength <= _name_match(ref.name, cleared, cleared_words):
+            continue  # said to be fine at least as clearly as it is complained about
         if strength > 0 and ref.kind == "Service":
             same = [r for r in facts.workloads if r.namespace == ref.namespace
                     and r.name == ref.name]

@@ -216,3 +216,13 @@ async def test_the_sandbox_reads_types_from_the_openmetrics_file() -> None:
     assert await metrics.metric_type("http_requests_total") == "counter"
     assert await metrics.metric_type("container_memory_working_set_bytes") == "gauge"
     assert await metrics.metric_type("no_such_metric") is None
+
+
+def test_throttling_that_began_mid_window_is_reported_from_when_it_began() -> None:
+    periods = _series("p", [i * 100.0 for i in range(120)])
+    throttled = _counter("p", [2.0] * 80 + [65.0] * 39)  # 2% of periods, then 65%
+    result = _signals.cpu([throttled], [periods], [], {}, 60)
+    assert result["throttled_ratio"] < 0.25  # over the whole window it looks mild...
+    change = result["throttled_change"]  # ...but since it began, most periods are throttled
+    assert change["ratio_before"] == pytest.approx(0.02) and change["ratio_after"] >= 0.6
+    assert change["at"] == "2026-01-01T01:20:00Z" and "rose from 2% to 65%" in result["why"]

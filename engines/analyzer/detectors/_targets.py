@@ -135,6 +135,23 @@ def troubled(ref: Ref, facts: Facts) -> bool:
     return signals is not None and any(a in ("memory", "restarts") for a in signals.abnormal)
 
 
+_UPSTREAM = re.compile(r"\b(?:upstream|backend|back-end|downstream service)\b", re.I)
+_FAILED = re.compile(r"timed? ?out|timeout|refused|unavailable|reset|\b50[234]\b|unreachable",
+                     re.I)
+ROLLING_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+
+
+def unnamed_upstream(facts: Facts, caller: Ref, text: str) -> Ref | None:
+    """The callee behind "upstream timeout" when the line names no host: the one workload of
+    the caller's namespace that is itself unwell (pods not Ready, restarting), if there is
+    exactly one."""
+    if hosts_in(text) or not (_UPSTREAM.search(text) and _FAILED.search(text)):
+        return None
+    sick = [r for r in facts.workloads if r.namespace == caller.namespace and r != caller
+            and r.kind in ROLLING_KINDS and troubled(r, facts)]
+    return sick[0] if len(sick) == 1 else None
+
+
 def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     """For each in-cluster workload named in another workload's log lines (by a host, or by
     its hyphenated name as a word), who named it."""
@@ -155,6 +172,8 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
                 graph.setdefault(resolver, set()).add(caller)
         callees = [target_workload(resolve(h, p, caller.namespace, facts), facts)
                    for h, p in hosts] + named(text, caller, facts)
+        if not any(callees):
+            callees.append(unnamed_upstream(facts, caller, text))
         for callee in callees:
             if callee is not None and callee != caller:
                 graph.setdefault(callee, set()).add(caller)

@@ -1,21 +1,34 @@
 """cpu_throttling and autoscaling_limit: the workload is short of CPU.
 
 cpu_throttling: a large share of CFS periods throttled (metrics) under a CPU limit, with
-latency rising. autoscaling_limit: a HorizontalPodAutoscaler sits at its maximum while a
-metric is above target (ScalingLimited) and the workload is saturated. When both hold for
-one workload the autoscaler is the limit that matters (ranking.py).
+latency rising (for the cluster's DNS server, its callers' lookups failing), best when the
+throttling began with the trouble. autoscaling_limit: a HorizontalPodAutoscaler sits at its
+maximum while a metric is above target (ScalingLimited) and the workload is saturated. When
+both hold for one workload the autoscaler is the limit that matters (ranking.py).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import AUTOSCALERS, DESCRIBE, SIGNALS, pod_workload
-from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.detectors._common import (
+    AUTOSCALERS,
+    DESCRIBE,
+    LOG_TOOLS,
+    SIGNALS,
+    pod_workload,
+    signal_change,
+)
+from engines.analyzer.detectors.dns import failing_callers
+from engines.analyzer.facts import Facts, Ref, parse_stamp
 from engines.analyzer.scope import Scope
+
+ALONGSIDE = timedelta(minutes=15)  # throttling and trouble that began together
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
-    return _throttling(facts) + _autoscaling(facts)
+    return _throttling(facts, scope) + _autoscaling(facts)
 
 
 def _cpu_limit(facts: Facts, ref: Ref) -> tuple[str, Clue | None]:
@@ -30,23 +43,39 @@ def _cpu_limit(facts: Facts, ref: Ref) -> tuple[str, Clue | None]:
     return "", None
 
 
-def _throttling(facts: Facts) -> list[Candidate]:
+def _throttling(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
     for ref, signals in facts.signals.items():
         cpu = signals.get("cpu")
         ratio = float(cpu.get("throttled_ratio") or 0.0)
         peak = float(cpu.get("throttled_ratio_peak_5_steps") or 0.0)
-        if not (cpu.get("abnormal") and (ratio >= 0.2 or peak >= 0.4)):
+        shift = cpu.get("throttled_change")
+        after = float(shift.get("ratio_after") or 0.0) if isinstance(shift, dict) else 0.0
+        if not (cpu.get("abnormal") and (ratio >= 0.2 or peak >= 0.4 or after >= 0.25)):
             continue
         entry = Candidate("cpu_throttling", ref)
-        entry.clues.append(Clue(0.45 if ratio >= 0.25 or peak >= 0.5 else 0.3,
+        entry.clues.append(Clue(0.45 if max(ratio, after) >= 0.25 or peak >= 0.5 else 0.3,
                                 str(cpu.get("why")),
-                                ("CPU periods throttled", "throttled_ratio"), signals.source,
-                                (SIGNALS,), "throttled"))
+                                ("CPU throttling rose", "CPU periods throttled",
+                                 "throttled_ratio"), signals.source, (SIGNALS,), "throttled"))
         latency = signals.get("latency")
+        lookups = failing_callers(facts, scope, ref) if not latency.get("abnormal") else []
+        if lookups:  # a DNS server's latency is its callers' lookups timing out
+            first = lookups[0]
+            entry.clues.append(Clue(0.3, f"{len(lookups)} workload(s) fail to resolve names "
+                                    f"through it, {first.workload.name}: {first.quote[:70]}",
+                                    (first.quote,), first.pattern.source, LOG_TOOLS, "latency"))
         if latency.get("abnormal"):
             entry.clues.append(Clue(0.3, str(latency.get("why")), ("p99 rose",), signals.source,
                                     (SIGNALS,), "latency"))
+        began = parse_stamp(shift.get("at")) if isinstance(shift, dict) else None
+        trouble = signal_change(facts, ref) or (lookups[0].pattern.first if lookups else None) \
+            or scope.onset
+        if (latency.get("abnormal") or lookups) and began is not None and trouble is not None \
+                and abs((trouble - began).total_seconds()) <= ALONGSIDE.total_seconds():
+            entry.clues.append(Clue(0.3, "the trouble began when the throttling did",
+                                    ("CPU throttling rose",), signals.source, (SIGNALS,),
+                                    "throttled-onset"))
         if "restarts" in signals.abnormal or "memory" in signals.abnormal:
             entry.demote(0.6, "it also restarts or runs out of memory")
         limit, clue = _cpu_limit(facts, ref)

@@ -31,6 +31,7 @@ from engines.analyzer.detectors._targets import (
     resolve,
     target_workload,
     troubled,
+    unnamed_upstream,
     workload_at,
 )
 from engines.analyzer.detectors.certificate import TLS
@@ -89,7 +90,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         for sighting in seen[:3]:
             targets = _targets(sighting, facts)
             inside = [t for t in targets if t.in_cluster]
-            callee = next((w for t in inside if (w := target_workload(t, facts))), None)
+            callee = next((w for t in inside if (w := target_workload(t, facts))), None) or \
+                unnamed_upstream(facts, caller, f"{sighting.pattern.example} "
+                                 f"{sighting.pattern.template}")
             if callee is not None and callee != caller and troubled(callee, facts):
                 continue  # the callee is sick: its own detectors own this cause
             count = sighting.pattern.count

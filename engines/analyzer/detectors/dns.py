@@ -143,6 +143,16 @@ def _callers(facts: Facts, scope: Scope, server: Ref,
     return found
 
 
+def failing_callers(facts: Facts, scope: Scope, server: Ref) -> list[Sighting]:
+    """The workloads that fail to resolve names while `server` serves the cluster's DNS
+    (none when it does not), most affected first."""
+    known = servers(facts)
+    if server not in known:
+        return []
+    return sorted(_callers(facts, scope, server, known).values(),
+                  key=lambda s: (-s.factor * s.pattern.count, str(s.workload)))
+
+
 def _last_words(facts: Facts, ref: Ref) -> Clue | None:
     """The DNS server's own dying line (its previous container's error), to quote."""
     for pattern in facts.patterns:

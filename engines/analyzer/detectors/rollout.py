@@ -35,7 +35,13 @@ from engines.analyzer.detectors._common import (
     stamp,
 )
 from engines.analyzer.detectors._routes import routes
-from engines.analyzer.detectors._targets import hosts_in, named, resolve, target_workload
+from engines.analyzer.detectors._targets import (
+    RESOLUTION_FAILURES,
+    hosts_in,
+    named,
+    resolve,
+    target_workload,
+)
 from engines.analyzer.detectors.dependency import CONNECT
 from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout, parse_stamp
 from engines.analyzer.scope import Scope
@@ -109,6 +115,8 @@ def _fails_alone(facts: Facts, callee: Ref, rolled: Ref) -> bool:
 def downstream(facts: Facts, ref: Ref, pattern: LogPattern) -> str:
     """Why an error of `ref` is its dependency's failure rather than its own code's: the
     callee it names fails by itself, or other callers log failures calling the same."""
+    if phrase_in(pattern.text, RESOLUTION_FAILURES):
+        return "its new errors are failed name lookups: the cluster's DNS fails it"
     callees, hosts = _callees(facts, ref, pattern)
     for callee in sorted(callees, key=str):
         if _fails_alone(facts, callee, ref):
@@ -261,8 +269,8 @@ def _cpu_appetite(facts: Facts, ref: Ref, created: datetime) -> Clue | None:
         return None
     cpu = signals.get("cpu")
     jump = cpu.get("usage_per_pod_change")
-    if not isinstance(jump, dict) or not _aligned(created, parse_stamp(jump.get("at"))):
-        return None
+    if not isinstance(jump, dict) or _lag(created, parse_stamp(jump.get("at"))) < 1.0:
+        return None  # a rise long after the new pods started is load, not the revision
     before, after = (str(jump.get(k)) for k in ("before_cores", "after_cores"))
     return Clue(0.35, f"its pods' CPU use rose from {_cores(before)} to {_cores(after)} each "
                 "with the new revision",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from engines.analyzer.detectors import dependency, run_detectors
+from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.planner import Toolbox, hints
 from engines.analyzer.transcript import Observation, Transcript
@@ -206,3 +207,78 @@ def test_a_full_request_queue_under_a_throttled_cpu_is_cpu_throttling() -> None:
     free = matcher(CALM_CPU)
     found = ranked(free, report, run_detectors(free, scope_of(free, report)))
     assert categories(found)[0] == ("resource_exhaustion", "record-matcher")
+
+
+# A DNS cache starved by its own CPU limit: callers' lookups time out, it answers slowly.
+
+DNS_CACHE = "registry.k8s.io/dns/k8s-dns-node-cache:1.23.1"
+LOOKUP_TIMEOUT = ("seat lookup failed: dial tcp: lookup seat-inventory.boxoffice.svc on "
+                  "169.254.20.10:53: read udp 10.31.8.207:46856->169.254.20.10:53: i/o timeout")
+THROTTLED_SINCE = {"abnormal": True, "throttled_ratio": 0.2, "throttled_ratio_peak_5_steps": 0.8,
+                   "why": "CPU throttling rose from 3% to 74% of periods at "
+                          "2026-11-30T09:30:00Z: the CPU limit slows the container",
+                   "throttled_change": {"at": "2026-11-30T09:30:00Z", "ratio_before": 0.03,
+                                        "ratio_after": 0.74}}
+
+
+def dns_cache(cpu: dict[str, Any]) -> Facts:
+    own = pattern("[ERROR] plugin/errors: 2 seat-inventory.boxoffice.svc.cluster.local. A: read "
+                  "udp 10.31.8.207:46856->10.100.0.10:53: i/o timeout", service="node-local-dns",
+                  pod="node-local-dns-x7k2p", count=90)
+    return facts_of(
+        workloads(workload("node-local-dns", "kube-system", kind="DaemonSet", ready="6/6",
+                           images=[DNS_CACHE]), workload("seat-map", "boxoffice")),
+        patterns(own, pattern(LOOKUP_TIMEOUT, service="seat-map", pod="seat-map-6c9d7-q2w3e",
+                              count=40, first="2026-11-30T09:31:00Z")),
+        signals("kube-system", "node-local-dns", cpu=cpu))
+
+
+def test_a_dns_server_throttled_by_its_cpu_limit_is_cpu_throttling_not_an_outage() -> None:
+    report = "the seat map is crawling since about 09:30"
+    facts = dns_cache(THROTTLED_SINCE)
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("cpu_throttling", "node-local-dns")
+    assert {"latency", "throttled-onset"} <= {c.topic for c in found[0].clues}
+    outage = next(c for c in found if c.category == "network")
+    assert any("CPU limit" in why for why in outage.demoted_because)
+
+    unthrottled = dns_cache(CALM_CPU)
+    found = ranked(unthrottled, report, run_detectors(unthrottled, scope_of(unthrottled, report)))
+    assert categories(found)[0] == ("network", "node-local-dns")
+
+
+def test_a_cpu_rise_long_after_a_rollout_is_load_not_the_new_revision() -> None:
+    late = {**HUNGRY_CPU, "usage_per_pod_change": {**HUNGRY_CPU["usage_per_pod_change"],
+                                                   "at": "2026-11-30T09:58:00Z"}}
+    report = "e-filing uploads are really slow"
+    facts = filings(late)  # the agent's pods were replaced at 09:18, the rise came at 09:58
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    agent = next(c for c in found if c.culprit.name == "node-agent")
+    assert "cpu-appetite" not in {c.topic for c in agent.clues}
+
+
+# "upstream timeout" without a host: the one sick workload next door is the upstream.
+
+def recipes(store_ready: str) -> Facts:
+    return facts_of(
+        workloads(workload("recipe-api", "cookbook"),
+                  workload("favourites-store", "cookbook", kind="StatefulSet", ready=store_ready,
+                           pods={"statuses": {"Running": 2, "CrashLoopBackOff": 1},
+                                 "restarts": 12} if store_ready != "3/3" else {}),
+                  workload("trending", "cookbook")),
+        patterns(pattern("favourites list: upstream timeout after 2s (will retry in 60s)",
+                         service="recipe-api", pod="recipe-api-5d6f7-abcde", count=15)))
+
+
+def test_an_unnamed_upstream_that_times_out_is_the_one_sick_workload_beside_the_caller() -> None:
+    facts = recipes("2/3")
+    graph = callers_by_callee(facts)
+    store = Ref("StatefulSet", "cookbook", "favourites-store")
+    assert graph.get(store) == {Ref("Deployment", "cookbook", "recipe-api")}
+    found = dependency.detect(facts, scope_of(facts, "favourites fail since recipe-api went out"))
+    assert found == []  # the sick callee's own detectors own this cause
+
+    healthy = recipes("3/3")
+    assert store not in callers_by_callee(healthy)
+    found = dependency.detect(healthy, scope_of(healthy, "favourites fail"))
+    assert categories(found) == [("dependency_failure", "recipe-api")]

@@ -75,6 +75,20 @@ def test_scope_reads_two_words_in_a_row_as_one_name() -> None:
     assert scope.namespaces.get("giftlist", 0.0) >= 0.5
 
 
+def test_what_the_report_says_works_is_not_in_scope() -> None:
+    facts = facts_of(workloads(workload("vod-subtitle-packager", "vod"),
+                               workload("caption-aligner", "captions"),
+                               workload("checkout", "shop"), workload("checkout-api", "shop")))
+    scope = build_scope("subtitles on the live stream run way behind since 7pm. the replay/VOD "
+                        "subtitles look fine. anyone around?", facts, NOW)
+    assert Ref("Deployment", "vod", "vod-subtitle-packager") not in scope.workloads
+    scope = build_scope("checkout is fine, but checkout-api throws 500s", facts, NOW)
+    assert scope.primary == [Ref("Deployment", "shop", "checkout-api")]
+    scope = build_scope("everything was fine until 14:10 when checkout started failing", facts,
+                        NOW)
+    assert Ref("Deployment", "shop", "checkout") in scope.workloads
+
+
 def test_scope_reads_the_onset_and_obeys_focus_and_ignore() -> None:
     facts = facts_of(workloads(workload("checkout"), workload("cart"),
                                workload("payments-api", "payments")))
