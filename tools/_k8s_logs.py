@@ -75,6 +75,8 @@ async def k8s_pod_logs(
         result["note"] = note
     result |= {"pod": name_of(obj), "container": chosen,
                "instance": "previous" if previous else "current", "lines_read": len(lines)}
+    if not previous and (ended := _terminated(obj, chosen)):
+        result["container_state"] = ended  # these are the last words of a finished run
     if grep:
         try:
             pattern = re.compile(grep, re.IGNORECASE)
@@ -146,6 +148,20 @@ def _exception(lines: list[str], start: int) -> str | None:
         if _EXCEPTION.match(line):
             found = line.strip()
     return found if found and found != lines[start].strip() else None
+
+
+def _terminated(pod: KubeObject, container: str | None) -> str:
+    """ "terminated: Error (exit 1)" when the container's current instance has ended (a
+    failed Job's pod, restartPolicy Never), else ""."""
+    status = pod.get("status") or {}
+    for entry in [*(status.get("initContainerStatuses") or []),
+                  *(status.get("containerStatuses") or [])]:
+        if container in (None, entry.get("name")):
+            ended = (entry.get("state") or {}).get("terminated")
+            if isinstance(ended, dict):
+                return (f"terminated: {ended.get('reason') or 'Unknown'} "
+                        f"(exit {ended.get('exitCode', '?')})")
+    return ""
 
 
 def _pick_container(pod: KubeObject, previous: bool) -> str | None:

@@ -150,7 +150,7 @@ def _plan(box: Toolbox, transcript: Transcript, facts: Facts, scope: Scope,
     if settled(ranked) and not _open_followups(box, ranked[0]):
         evidence_calls(box, ranked[0], quoted)
         return narrate.follow_thought(ranked, [w for _, _, w in box.calls]) if box.calls else ""
-    hints(box, facts, scope, targets)
+    hints(box, facts, scope, targets, ranked)
     queued = follow(box, ranked)
     if not box.calls and ranked:
         evidence_calls(box, ranked[0], quoted)

@@ -131,6 +131,23 @@ def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate])
     return queued
 
 
+WEAK = 0.3  # a leader this weak explains nothing yet
+
+
+def neighbours(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> None:
+    """The workloads the report names look fine and no cause stands out: read the metrics of
+    the other workloads of the report's namespaces (the named one may only be a suspect)."""
+    if (ranked and ranked[0].score >= WEAK) or not scope.namespaces:
+        return
+    read = set(facts.signals)
+    others = sorted((w.ref for w in facts.workloads.values() if w.ref.kind in ROLLING
+                     and w.ref.namespace in scope.namespaces and w.ref not in read),
+                    key=lambda r: (-scope.weight(r.namespace, r.name), str(r)))
+    for ref in others[:SWEEP]:
+        box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name, "since": "3h"},
+                 f"read {ref.name}'s metrics")
+
+
 def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
     """Step two: each target in depth, and its namespace's logs, services and limits."""
     namespaces: list[str] = []
@@ -155,7 +172,8 @@ def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
             box.call(t.QUOTAS, {"namespace": ns}, f"quotas in {ns}")
 
 
-def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref]) -> None:
+def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
+          ranked: Sequence[Candidate] = ()) -> None:
     """Checks that no single candidate asks for, but that the facts call for: the named
     workload's own log when the log store says nothing about it, what changed in the
     workloads it calls, network policies where calls fail, what runs on a sick node, the
@@ -187,6 +205,7 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref]) -> N
     for name, node in sorted(facts.nodes.items()):
         if node.ready != "True" or node.problems:
             box.call(t.PODS, {"node": name}, f"pods on node {name}")
+    neighbours(box, facts, scope, ranked)
     slowed = [r for r in targets[:2] if _slowed_on_its_own(facts, r)]
     if slowed:
         box.call(t.METRICS, {"metric": CPU_USAGE, "since": "1h", "limit": 12},

@@ -105,6 +105,23 @@ def _only_work_backlog(candidate: Candidate) -> bool:
     return bool(kinds) and kinds <= BACKLOG
 
 
+def _killed_by_liveness(candidates: Sequence[Candidate], ref: Ref) -> bool:
+    """The kubelet killed the container (exit 137 or 143, not OOM) after failed liveness
+    probes: its restarts are the probe's doing, not a crash of its own."""
+    return any(c.category == "probe_failure" and c.culprit == ref and
+               {"probe-kill", "probe-killing"} <= {clue.topic for clue in c.clues}
+               for c in candidates)
+
+
+ROOM = frozenset({"exhausted-disk space", "exhausted-file descriptors"})
+
+
+def _out_of_room(candidates: Sequence[Candidate], ref: Ref) -> bool:
+    """The workload itself logs a full disk or no file descriptors left: why it exits."""
+    return any(c.category == "resource_exhaustion" and c.culprit == ref and c.strength >= 0.25
+               and ROOM & {clue.topic for clue in c.clues} for c in candidates)
+
+
 def _starved_by(candidates: Sequence[Candidate], ref: Ref) -> Candidate | None:
     """Another workload that exhausts a shared resource (a database's connections) this
     one is refused: its errors are that exhaustion's, not its own."""
@@ -128,12 +145,18 @@ def apply_precedence(candidates: Sequence[Candidate],
             candidate.demote(0.6, "it answers slowly because its CPU limit throttles it")
         if candidate.category == "bad_rollout" and _strongest(candidates, ref, SPECIFIC) >= 0.5:
             candidate.demote(0.35, "the new revision fails in a more specific way")
-        if candidate.category == "probe_failure" and _strongest(
+        killed_by_probe = _killed_by_liveness(candidates, ref)
+        if candidate.category == "probe_failure" and not killed_by_probe and _strongest(
                 candidates, ref, ("oom_killed", "crash_loop")) >= 0.6:
             candidate.demote(0.4, "the probes fail because the container dies")
+        if candidate.category == "crash_loop" and killed_by_probe:
+            candidate.demote(0.5, "its restarts are the kubelet killing it for failed liveness "
+                             "probes")
         if candidate.category == "crash_loop" and _strongest(candidates, ref,
                                                              ("oom_killed",)) >= 0.6:
             candidate.demote(0.5, "the restarts are OOM kills")
+        if candidate.category == "crash_loop" and _out_of_room(candidates, ref):
+            candidate.demote(0.5, "it dies because its disk or file descriptors run out")
         if candidate.category == "cpu_throttling" and _strongest(
                 candidates, ref, ("autoscaling_limit",)) >= 0.5:
             candidate.demote(0.6, "its autoscaler is capped: that is the limit")

@@ -325,7 +325,10 @@ def read_log_search(obs: Observation, facts: Facts) -> None:
 def read_pod_logs(obs: Observation, facts: Facts) -> None:
     data, args = obs.data, obs.arguments
     ns, pod = str(args.get("namespace") or ""), str(data.get("pod") or args.get("pod") or "")
-    previous = data.get("instance") == "previous"
+    # the current instance of a container that has ended speaks its last words too
+    ended = str(data.get("container_state") or "")
+    previous = data.get("instance") == "previous" or (
+        ended.startswith("terminated") and "Completed" not in ended)
     lines: list[tuple[str, int, str]] = []
     for role in ("exception", "first_error"):
         if data.get(role):

@@ -46,6 +46,7 @@ SYMPTOMS: dict[str, tuple[str, ...]] = {
     "dns": ("dns", "resolve", "resolution", "no such host", "nxdomain", "lookup"),
     # what scheduled runs produce, or that one did not happen: a batch workload is suspect
     "batch": ("statements", "invoices", "exports", "reports", "payouts", "backups", "emails",
+              "email", "e-mail", "receipts", "receipt",
               "newsletter", "digest", "files", "statement", "invoice", "export", "payout",
               "backup", "nightly", "monthly", "weekly", "cron", "batch", "not sent",
               "not delivered", "never arrived", "not generated", "didn't run", "did not run"),
@@ -129,18 +130,18 @@ def ignored_terms(topics: Iterable[str]) -> frozenset[str]:
                      if w not in noise and len(w) >= 3)
 
 
-_CLAUSES = re.compile(r"[.;!?\n]+|,|\s[-–—]\s|\b(?:but|until|while|whereas|though|although|"
+_CLAUSES = re.compile(r"[.;!?]+(?:\s|$)|,|\s[-–—]\s|\b(?:but|until|while|whereas|though|although|"
                       r"when|however)\b")
-_FINE = re.compile(r"\b(?:looks?|looking|seems?|is|are|still|works?|working|running)\s+"
-                   r"(?:fine|ok|okay|good|normal|healthy|unaffected)\b|\bnot affected\b|"
-                   r"\bunaffected\b|\bno (?:issues?|problems?|errors?)\b")
+_FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|"
+                   r"\b(?:looks?|looking|seems?|is|are|still|works?|working|running)\s+"
+                   r"(?:ok|okay|good|normal|healthy)\b|\bno (?:issues?|problems?|errors?)\b")
 
 
 def _complaint(report: str) -> tuple[str, str]:
     """The report without the clauses that clear something ("the VOD subtitles look fine",
     "checkout is unaffected"), and those clauses: what the engineer says works is not what
     to look at."""
-    text = report.lower()
+    text = " ".join(report.lower().split())  # a line break is only where the text wrapped
     clauses = [c for c in _CLAUSES.split(text) if c and c.strip()]
     kept = [c for c in clauses if not _FINE.search(c)]
     cleared = [c for c in clauses if _FINE.search(c)]
@@ -182,7 +183,8 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
     symptoms = frozenset(name for name, cues in SYMPTOMS.items()
                          if any(re.search(rf"(?<![a-z0-9]){re.escape(c)}", text) for c in cues))
     top = max(targets.values(), default=0.0)
-    kept = {r: s for r, s in targets.items() if s >= 0.5 or (s >= 0.3 and top < 0.5)}
+    kept = {r: s for r, s in targets.items()  # a word's worth: if nothing better, or beside it
+            if s >= 0.5 or (s >= 0.3 and (top < 0.5 or r.namespace in namespaces))}
     return Scope(kept, namespaces, symptoms, _onset(report, now), ignored_terms(ignored))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from engines.errors import BackendError, ConstraintViolationError, ToolError, ToolRetryError
@@ -221,3 +223,13 @@ async def test_excluded_namespace_never_appears(name: str, arguments: dict[str, 
 async def test_explicit_excluded_namespace_is_refused(name: str) -> None:
     with pytest.raises(ConstraintViolationError):
         await call(context(exclude=("kube-system",)), name, namespace="kube-system")
+
+
+async def test_pod_logs_say_when_the_current_instance_has_ended() -> None:
+    """A failed Job's pod is not restarted: its current log is the run's last words."""
+    rotas = context(Path(__file__).parents[1] / "data/holdout17/volunteer-rotas-not-sent")
+    data = await call(rotas, "k8s_pod_logs", namespace="foodbank", pod="rota-mailer")
+    assert data["container_state"] == "terminated: Error (exit 1)"
+    assert "No space left on device" in data["first_error"]
+    running = await call(context(), "k8s_pod_logs", namespace="shop", pod=OOM_POD)
+    assert "container_state" not in running

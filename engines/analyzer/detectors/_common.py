@@ -104,6 +104,7 @@ def pattern_workloads(pattern: LogPattern, facts: Facts) -> list[Ref]:
         namespaces = [pattern.namespace] if pattern.namespace else sorted(facts.namespaces_seen)
         for namespace in namespaces:
             if (ref := facts.workload_of_pod(namespace, pod)) is not None:
+                ref = batch_owner(facts, ref)  # a scheduled run's lines are its CronJob's
                 found[ref] = found.get(ref, 0) + count
                 break
     if not found:

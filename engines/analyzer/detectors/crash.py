@@ -12,6 +12,7 @@ import re
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
+    BATCH,
     DESCRIBE,
     EVENT_TOOLS,
     LOG_TOOLS,
@@ -166,8 +167,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                              EVENT_TOOLS, "backoff"))
     _log_clues(facts, found)
     for ref, entry in found.items():
+        if ref.kind in BATCH and _recovered(facts, ref):
+            entry.demote(0.3, "its failed run succeeded on a retry")
         pod_name, container_name = dying.get(ref, (ref.name, ""))
-        last_words = {"namespace": ref.namespace, "pod": pod_name, "previous": True}
+        # a Job's pods are not restarted in place: their current instance ended with them
+        last_words = {"namespace": ref.namespace, "pod": pod_name,
+                      "previous": ref.kind not in BATCH}
         if container_name:
             last_words["container"] = container_name
         entry.followups.append(Followup(POD_LOGS, last_words,
@@ -175,6 +180,16 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
                                         f"see how {ref.name}'s containers exit"))
     return [c for c in found.values() if c.clues]
+
+
+def _recovered(facts: Facts, ref: Ref) -> bool:
+    """Every recent run of this Job or CronJob that had failed pods completed in the end: a
+    retry succeeded, nothing is left undone."""
+    runs = [w for r, w in facts.workloads.items() if r.kind == "Job"
+            and batch_owner(facts, r) == ref and any("failed" in p for p in w.problems)
+            and not ((age := age_of(w.age)) is not None and age > STALE_RUN)]
+    return bool(runs) and all(w.desired and w.ready is not None and w.ready >= w.desired
+                              for w in runs)
 
 
 _QUIET = re.compile(r"^\W*(\S+\s+){0,3}\W*(INFO|DEBUG|TRACE|NOTICE)\b", re.IGNORECASE)

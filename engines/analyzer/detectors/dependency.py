@@ -148,11 +148,12 @@ PROXIES = ("ingress-nginx", "nginx-ingress", "ingress-controller", "traefik", "h
 
 
 def is_proxy(facts: Facts, ref: Ref) -> bool:
-    """An ingress controller or gateway: its "upstream timed out" is a backend of the
-    cluster failing to answer, not a dependency of its own."""
+    """An ingress controller or gateway (every container a proxy: an application with a
+    mesh sidecar is not one): its "upstream timed out" is a backend of the cluster failing
+    to answer, not a dependency of its own."""
     workload = facts.workloads.get(ref)
-    images = " ".join(workload.images).lower() if workload is not None else ""
-    return any(p in images for p in PROXIES)
+    images = [i.lower() for i in workload.images] if workload is not None else []
+    return bool(images) and all(any(p in image for p in PROXIES) for image in images)
 
 
 def _context_clues(facts: Facts, entry: Candidate, hosts: list[Target], *,

@@ -71,7 +71,8 @@ def test_scope_reads_two_words_in_a_row_as_one_name() -> None:
                                workload("gift-cash-psp", "payments")))
     scope = build_scope("wedding guests get errors when they add a gift on the gift lists",
                         facts, NOW)
-    assert scope.primary == [Ref("Deployment", "giftlist", "giftlist-web")]
+    assert scope.primary[0] == Ref("Deployment", "giftlist", "giftlist-web")
+    assert Ref("Deployment", "payments", "gift-cash-psp") not in scope.workloads
     assert scope.namespaces.get("giftlist", 0.0) >= 0.5
 
 
