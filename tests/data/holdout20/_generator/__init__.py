@@ -1,0 +1,22 @@
+"""Generator of the twentieth held-out set (tests/data/holdout20/<id>/).
+
+Incidents written blind to the analyzer, on top of the deterministic building blocks of
+tests/scenario_tools. Regenerate with:
+
+    .venv/bin/python -m tests.data.holdout20._generator [ID ...]
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from tests.scenario_tools.common import Story
+
+MODULES: tuple[str, ...] = ("s_seedlings", "s_ballot", "s_laundry")
+
+
+def stories() -> dict[str, Callable[[], Story]]:
+    """Scenario id to the function that builds it."""
+    mods = [importlib.import_module(f"{__name__}.{m}") for m in MODULES]
+    return {m.ID: m.build for m in mods}
