@@ -52,6 +52,7 @@ class Candidate:
     clues: list[Clue] = field(default_factory=list)
     fix: str = ""
     affects: tuple[Ref, ...] = ()
+    blames: tuple[Ref, ...] = ()  # what a caller's failure names as failing (its callees)
     followups: list[Followup] = field(default_factory=list)
     relevance: float = 1.0
     penalty: float = 1.0
@@ -98,6 +99,7 @@ def merge(candidates: Iterable[Candidate]) -> list[Candidate]:
             continue
         existing.clues.extend(candidate.clues)
         existing.affects = tuple(dict.fromkeys(existing.affects + candidate.affects))
+        existing.blames = tuple(dict.fromkeys(existing.blames + candidate.blames))
         existing.followups.extend(f for f in candidate.followups if f not in existing.followups)
         existing.fix = existing.fix or candidate.fix
     for candidate in merged.values():

@@ -37,10 +37,29 @@ def relevance(candidate: Candidate, scope: Scope, callers: dict[Ref, set[Ref]]) 
     if culprit.kind in BATCH_KINDS and "batch" in scope.symptoms:
         best = max(best, BATCH_HINT)
     for ref in candidate.affects:
-        best = max(best, 0.95 * scope.weight(ref.namespace, ref.name))
-    for caller in callers.get(culprit, ()):
-        best = max(best, 0.85 * scope.weight(caller.namespace, caller.name))
+        best = max(best, 0.95 * _reach(ref, scope, callers))
+    best = max(best, _reach(culprit, scope, callers, own=False))
     return FLOOR + (1.0 - FLOOR) * min(best, 1.0)
+
+
+HOP = 0.85  # what each hop down a call chain keeps of the report's pointing at its caller
+HOPS = 3
+
+
+def _reach(ref: Ref, scope: Scope, callers: dict[Ref, set[Ref]], *, own: bool = True) -> float:
+    """How strongly the report points at `ref` itself (if `own`) or at a workload that calls
+    it, directly or through up to three hops (a slow API two services below the one the
+    report names is still its cause)."""
+    best = scope.weight(ref.namespace, ref.name) if own else 0.0
+    frontier, seen, factor = {ref}, {ref}, 1.0
+    for _ in range(HOPS):
+        factor *= HOP
+        frontier = {c for r in frontier for c in callers.get(r, ()) if c not in seen}
+        if not frontier:
+            break
+        seen |= frontier
+        best = max(best, factor * max(scope.weight(c.namespace, c.name) for c in frontier))
+    return best
 
 
 def _ignore(candidate: Candidate, terms: frozenset[str]) -> None:
@@ -122,6 +141,13 @@ def _out_of_room(candidates: Sequence[Candidate], ref: Ref) -> bool:
                and ROOM & {clue.topic for clue in c.clues} for c in candidates)
 
 
+def _fails_by_itself(candidates: Sequence[Candidate], caller: Candidate) -> Candidate | None:
+    """A strong cause of its own in the in-cluster workload a caller's failures name: the
+    caller only relays it."""
+    return next((c for c in candidates if c.category != "dependency_failure"
+                 and c.culprit in caller.blames and c.strength >= 0.5), None)
+
+
 def _starved_by(candidates: Sequence[Candidate], ref: Ref) -> Candidate | None:
     """Another workload that exhausts a shared resource (a database's connections) this
     one is refused: its errors are that exhaustion's, not its own."""
@@ -174,6 +200,10 @@ def apply_precedence(candidates: Sequence[Candidate],
         if candidate.category == "dependency_failure" and _strongest(
                 candidates, ref, ("certificate",)) >= 0.5:
             candidate.demote(0.5, "its calls fail on a TLS certificate")
+        if candidate.category == "dependency_failure" and (
+                own := _fails_by_itself(candidates, candidate)) is not None:
+            candidate.demote(0.5, f"{own.culprit.name}, which it calls, fails by itself "
+                             f"({own.category.replace('_', ' ')})")
         if candidate.category in ("dependency_failure", "bad_rollout") and (
                 holder := _starved_by(candidates, ref)) is not None:
             candidate.demote(0.5, f"{holder.culprit.name} exhausts what it is refused")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.facts import Facts, Ref, owns
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s]+@)?([A-Za-z0-9][-A-Za-z0-9_.]*)", re.I)
 # gRPC name-resolver targets: "dns:///geo.maps.svc:9090", "dns://8.8.8.8/api.example.com"
@@ -180,14 +180,23 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     return graph
 
 
+def _says(name: str, low: str) -> bool:
+    """Whether the text names the workload or one of its pods ("journal member bid-journal-2
+    answered 507", "checkout-7d9f8-x2k4p timed out")."""
+    for match in re.finditer(rf"(?<![\w.-]){re.escape(name)}((?:-[a-z0-9]+){{0,2}})(?![\w-])",
+                             low):
+        if not match.group(1) or owns(name, match.group(0)):
+            return True
+    return False
+
+
 def named(text: str, caller: Ref, facts: Facts) -> list[Ref]:
     """Workloads that a line names by a hyphenated name as a word ("checkout failed: cart-api
     responded 500"), as a caller names what it calls: of the caller's namespace, or of
     another one when no other workload in the cluster bears that name."""
     low = text.lower()
     hits = [ref for ref in facts.workloads if ref != caller and "-" in ref.name
-            and ref.name in low
-            and re.search(rf"(?<![\w.-]){re.escape(ref.name)}(?![\w-])", low)]
+            and ref.name in low and _says(ref.name, low)]
     local = [ref for ref in hits if ref.namespace == caller.namespace]
     names = [ref.name for ref in facts.workloads]
     return local + [ref for ref in hits if ref.namespace != caller.namespace

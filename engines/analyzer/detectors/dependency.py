@@ -28,6 +28,7 @@ from engines.analyzer.detectors._logs import Sighting, by_workload, sightings
 from engines.analyzer.detectors._targets import (
     Target,
     hosts_in,
+    named,
     resolve,
     target_workload,
     troubled,
@@ -49,7 +50,8 @@ CONNECT = ("connection refused", "connection timed out", "connect timed out", "t
            "circuit breaker", "circuit open", "unavailable", "connection closed", "broken pipe",
            "socket hang up", "server closed the connection", "read timeout", "connect error",
            "connection error", "connectionerror", "connection aborted", "is down",
-           "not responding", "no response", "responded 5", "returned 5", "status 5")
+           "not responding", "no response", "responded 5", "returned 5", "answered 5",
+           "status 5")
 OTHER_CAUSES = (*TLS, *DNS, *DNS_LOOKUP, *EXHAUSTION)  # those name a more specific cause
 
 
@@ -90,9 +92,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         for sighting in seen[:3]:
             targets = _targets(sighting, facts)
             inside = [t for t in targets if t.in_cluster]
+            text = f"{sighting.pattern.example} {sighting.pattern.template}"
             callee = next((w for t in inside if (w := target_workload(t, facts))), None) or \
-                unnamed_upstream(facts, caller, f"{sighting.pattern.example} "
-                                 f"{sighting.pattern.template}")
+                next(iter(named(text, caller, facts)), None) or \
+                unnamed_upstream(facts, caller, text)
             if callee is not None and callee != caller and troubled(callee, facts):
                 continue  # the callee is sick: its own detectors own this cause
             count = sighting.pattern.count
@@ -104,6 +107,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 _blame_callee(callees, callee, caller, sighting, weight, note, strained)
                 continue
             hosts += targets
+            if callee is not None and callee != caller:
+                entry.blames = tuple(dict.fromkeys((*entry.blames, callee)))
             entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
                                     sighting.pattern.source, LOG_TOOLS, "dep-log"))
             if sighting.why:

@@ -282,3 +282,48 @@ def test_an_unnamed_upstream_that_times_out_is_the_one_sick_workload_beside_the_
     assert store not in callers_by_callee(healthy)
     found = dependency.detect(healthy, scope_of(healthy, "favourites fail"))
     assert categories(found) == [("dependency_failure", "recipe-api")]
+
+
+# Down a call chain: the report names the front, the cause sits two hops below.
+
+def chain(*extra: Observation) -> Facts:
+    return facts_of(
+        workloads(workload("checkout-web", "storefront"),
+                  workload("shipping-options", "fulfilment"),
+                  workload("carrier-rates", "partners")),
+        patterns(pattern("GET /api/delivery-options failed: upstream shipping-options 502",
+                         service="checkout-web", pod="checkout-web-5d6f7-abcde", count=20),
+                 pattern("carrier-rates answered 504 for basket=31d9e; returning 502",
+                         service="shipping-options", pod="shipping-options-4v79c-zwfv4",
+                         count=34),
+                 pattern("rates call to https://api.nordpost.example/v2/rates timed out after "
+                         "3000ms", service="carrier-rates", pod="carrier-rates-6b7c8-q2w3e",
+                         count=40)),
+        signals("partners", "carrier-rates", latency=SLOW), *extra)
+
+
+def test_a_cause_two_hops_below_the_named_service_is_still_relevant() -> None:
+    report = "checkout-web spins forever on choose delivery since 09:20"
+    facts = chain()
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("dependency_failure", "carrier-rates")
+    assert found[0].relevance > 0.7  # checkout-web → shipping-options → carrier-rates
+
+
+def test_a_caller_that_only_relays_a_callees_own_failure_is_demoted() -> None:
+    journal = ("POST /v1/lots/{id}/bids 500: could not record bid: journal member "
+               "bid-journal-2 answered 507 Insufficient Storage")
+    disk = ("bid_journal::api: POST /append 507: write /var/lib/bid-journal/segments/a1.seg: "
+            "no space left on device (os error 28)")
+    facts = facts_of(
+        workloads(workload("bid-api", "auctions"),
+                  workload("bid-journal", "auctions", kind="StatefulSet")),
+        patterns(pattern(journal, service="bid-api", pod="bid-api-2jz8v-5wfk8", count=52),
+                 pattern(disk, service="bid-journal", pod="bid-journal-2", count=38)))
+    assert callers_by_callee(facts)[Ref("StatefulSet", "auctions", "bid-journal")] == {
+        Ref("Deployment", "auctions", "bid-api")}  # named by one of its pods
+    report = "bids fail in tonight's auction; bid-api pods are all up"
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("resource_exhaustion", "bid-journal")
+    relay = next(c for c in found if c.category == "dependency_failure")
+    assert any("fails by itself" in why for why in relay.demoted_because)
