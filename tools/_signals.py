@@ -150,15 +150,11 @@ def usage_jump(usage: Sequence[Series], step: float) -> dict[str, Any] | None:
     over its pods at each step, so pods replaced by a rollout compare old with new. A
     workload that suddenly eats several times its usual CPU starves its node's neighbours,
     with or without a limit of its own."""
-    per_pod: dict[str, list[tuple[datetime, float]]] = {}
+    totals: dict[str, dict[datetime, float]] = {}  # pod → step → cores (its containers')
     for series in usage:
-        per_pod.setdefault(key_of(series)[0], []).extend(
-            (at, delta / step) for at, delta in increases(series.samples))
-    totals: dict[str, dict[datetime, float]] = {}
-    for pod, rows in per_pod.items():
-        for at, value in rows:
-            totals.setdefault(pod, {})
-            totals[pod][at] = totals[pod].get(at, 0.0) + value
+        pod = totals.setdefault(key_of(series)[0], {})
+        for at, delta in increases(series.samples):
+            pod[at] = pod.get(at, 0.0) + delta / step
     moments = sorted({at for rows in totals.values() for at in rows})
     means = []
     for at in moments:

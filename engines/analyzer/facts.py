@@ -28,6 +28,10 @@ def parse_stamp(value: Any) -> datetime | None:
     return datetime.fromisoformat(match.group(0).replace("Z", "+00:00"))
 
 
+ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
+"""The workload kinds that roll pods out and keep them running."""
+
+
 @dataclass(frozen=True, slots=True)
 class Ref:
     """A workload (or other object) by kind, namespace and name."""

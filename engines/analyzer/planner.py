@@ -20,12 +20,11 @@ from engines.analyzer.detectors._logs import sightings
 from engines.analyzer.detectors._targets import callers_by_callee, hosts_in, resolve
 from engines.analyzer.detectors.dependency import CONNECT
 from engines.analyzer.detectors.network import DNS
-from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.facts import ROLLING, Facts, Ref
 from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Transcript
 from engines.model import ToolSpec
 
-ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
 MAX_CALLS = 12
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engines.analyzer.facts import Facts, Ref, owns
+from engines.analyzer.facts import ROLLING, Facts, Ref, owns
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s]+@)?([A-Za-z0-9][-A-Za-z0-9_.]*)", re.I)
 # gRPC name-resolver targets: "dns:///geo.maps.svc:9090", "dns://8.8.8.8/api.example.com"
@@ -138,7 +138,6 @@ def troubled(ref: Ref, facts: Facts) -> bool:
 _UPSTREAM = re.compile(r"\b(?:upstream|backend|back-end|downstream service)\b", re.I)
 _FAILED = re.compile(r"timed? ?out|timeout|refused|unavailable|reset|\b50[234]\b|unreachable",
                      re.I)
-ROLLING_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 def unnamed_upstream(facts: Facts, caller: Ref, text: str) -> Ref | None:
@@ -148,7 +147,7 @@ def unnamed_upstream(facts: Facts, caller: Ref, text: str) -> Ref | None:
     if hosts_in(text) or not (_UPSTREAM.search(text) and _FAILED.search(text)):
         return None
     sick = [r for r in facts.workloads if r.namespace == caller.namespace and r != caller
-            and r.kind in ROLLING_KINDS and troubled(r, facts)]
+            and r.kind in ROLLING and troubled(r, facts)]
     return sick[0] if len(sick) == 1 else None
 
 

@@ -31,7 +31,7 @@ from engines.analyzer.detectors._common import (
 )
 from engines.analyzer.detectors._logs import STALE, Sighting, sightings
 from engines.analyzer.detectors.network import DNS, DNS_LOOKUP, serves_dns
-from engines.analyzer.facts import Facts, LogPattern, Ref, Service, Workload
+from engines.analyzer.facts import ROLLING, Facts, LogPattern, Ref, Service, Workload
 from engines.analyzer.scope import Scope
 
 RESOLUTION = (*DNS, *DNS_LOOKUP)
@@ -42,7 +42,6 @@ _IMAGES = re.compile(r"(?<![a-z0-9])(coredns|kube-?dns|k8s-dns[-a-z]*|node-?cach
                      r"node-?local-?dns)(?![a-z0-9])", re.IGNORECASE)
 _NAMES = re.compile(r"^(?:core|kube-?|node-?local-?|cluster-?)dns$", re.IGNORECASE)
 _SELECTOR_VALUE = re.compile(r"=([-\w.]+)")
-ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 def _image_name(image: str) -> str:
