@@ -34,10 +34,10 @@ from engines.analyzer.planner import (
     survey,
     sweep,
 )
-from engines.analyzer.ranking import rank
+from engines.analyzer.ranking import is_rejected, rank
 from engines.analyzer.readers import build_facts
 from engines.analyzer.reflect import reflect
-from engines.analyzer.rejections import Rejection, parse_rejections
+from engines.analyzer.rejections import parse_rejections
 from engines.analyzer.scope import Scope, build_scope
 from engines.analyzer.transcript import Transcript, read_transcript
 from engines.model import ModelReply, ModelRequest, ToolCall, UserMessage
@@ -92,14 +92,8 @@ def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candi
     ranked = rank(run_detectors(facts, scope), scope, callers_by_callee(facts),
                   excluded=excluded, rejected=[r for r in rejected if not r.doubted])
     doubts = [r for r in rejected if r.doubted]
-    doubted = [c for c in ranked if _among(c, doubts)]
+    doubted = [c for c in ranked if is_rejected(c, doubts)]
     return transcript, facts, scope, [c for c in ranked if c not in doubted], doubted
-
-
-def _among(candidate: Candidate, rejections: Sequence[Rejection]) -> bool:
-    culprit = candidate.culprit
-    return any(r.matches(candidate.category, culprit.kind, culprit.namespace, culprit.name)
-               for r in rejections)
 
 
 def decide(request: ModelRequest) -> ModelReply:

@@ -176,6 +176,8 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
     """Checks that no single candidate asks for, but that the facts call for: the named
     workload's own log when the log store says nothing about it, what changed in the
     workloads it calls, network policies where calls fail, what runs on a sick node, the
+    metrics of the report's other workloads when no lead stands out, who else uses the
+    nodes' CPU when a workload slows unthrottled (and what changed in the hungriest), the
     events of pods that stay Pending."""
     for ref in targets[:2]:
         logged = any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns)
@@ -236,12 +238,12 @@ def _slowed_on_its_own(facts: Facts, ref: Ref) -> bool:
 
 def _cpu_hungry(facts: Facts, known: set[Ref]) -> list[Ref]:
     """The two workloads whose pods use the most CPU, when they use a lot of it."""
-    usage: dict[Ref, list[float]] = {}
+    usage: dict[Ref, float] = {}  # the busiest pod's mean cores, per workload
     for row in facts.metric_rows.get(CPU_USAGE) or []:
         ref = facts.workload_of_pod(row.labels.get("namespace", ""), row.labels.get("pod", ""))
         if ref is not None and ref.kind in ROLLING:
-            usage.setdefault(ref, []).append(row.mean)
-    hungry = sorted(((max(v), r) for r, v in usage.items() if max(v) >= HUNGRY_CORES
+            usage[ref] = max(usage.get(ref, 0.0), row.mean)
+    hungry = sorted(((cores, r) for r, cores in usage.items() if cores >= HUNGRY_CORES
                      and r not in known), key=lambda item: (-item[0], str(item[1])))
     return [r for _, r in hungry[:2]]
 

@@ -213,6 +213,13 @@ def apply_precedence(candidates: Sequence[Candidate],
             candidate.demote(0.5, "its pods do not even start")
 
 
+def is_rejected(candidate: Candidate, rejections: Sequence[Rejection]) -> bool:
+    """Whether one of the rejections names this candidate's category and culprit."""
+    culprit = candidate.culprit
+    return any(r.matches(candidate.category, culprit.kind, culprit.namespace, culprit.name)
+               for r in rejections)
+
+
 def rank(candidates: Iterable[Candidate], scope: Scope, callers: dict[Ref, set[Ref]], *,
          excluded: frozenset[str] = frozenset(),
          rejected: Sequence[Rejection] = ()) -> list[Candidate]:
@@ -222,8 +229,7 @@ def rank(candidates: Iterable[Candidate], scope: Scope, callers: dict[Ref, set[R
         culprit = candidate.culprit
         if culprit.namespace and culprit.namespace in excluded:
             continue
-        if any(r.matches(candidate.category, culprit.kind, culprit.namespace, culprit.name)
-               for r in rejected):
+        if is_rejected(candidate, rejected):
             continue
         candidate.relevance = relevance(candidate, scope, callers)
         _ignore(candidate, scope.ignored_terms)

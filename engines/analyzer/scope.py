@@ -4,8 +4,9 @@ On-call engineers name things loosely ("checkout in prod", "the ledger api", "PO
 /orders"), so report words are matched against the names the cluster actually has: a
 workload name said in full is the strongest match, all its parts said apart the next, its
 distinctive part alone a weaker one. Two words said in a row also count as one ("gift list"
-for giftlist-web, "check out" for checkout). Generic parts ("api", "service", "worker") never match
-alone. Human constraints narrow the scope ("focus on X") or lower topics ("ignore X").
+for giftlist-web, "check out" for checkout). Generic parts ("api", "service", "worker")
+never match alone. What the report says works ("the VOD subtitles look fine") is left out.
+Human constraints narrow the scope ("focus on X") or lower topics ("ignore X").
 """
 
 from __future__ import annotations
@@ -142,9 +143,10 @@ def _complaint(report: str) -> tuple[str, str]:
     "checkout is unaffected"), and those clauses: what the engineer says works is not what
     to look at."""
     text = " ".join(report.lower().split())  # a line break is only where the text wrapped
-    clauses = [c for c in _CLAUSES.split(text) if c and c.strip()]
-    kept = [c for c in clauses if not _FINE.search(c)]
-    cleared = [c for c in clauses if _FINE.search(c)]
+    kept: list[str] = []
+    cleared: list[str] = []
+    for clause in (c for c in _CLAUSES.split(text) if c and c.strip()):
+        (cleared if _FINE.search(clause) else kept).append(clause)
     return (" , ".join(kept) if kept else text), " , ".join(cleared)
 
 

@@ -230,23 +230,24 @@ class Scenario:
         return sorted(records, key=lambda r: r.timestamp)
 
     @cached_property
-    def metric_series(self) -> list[Series]:
+    def _metrics_text(self) -> str:
+        """metrics.om, read once for its series and its types ("" when absent)."""
         file = self.path / "metrics.om"
-        if not file.is_file():
-            return []
+        return file.read_text() if file.is_file() else ""
+
+    @cached_property
+    def metric_series(self) -> list[Series]:
         try:
-            return parse_openmetrics(file.read_text())
+            return parse_openmetrics(self._metrics_text)
         except ValueError as exc:
-            raise ScenarioError(f"{file}: not valid OpenMetrics: {exc}") from None
+            raise ScenarioError(f"{self.path / 'metrics.om'}: not valid OpenMetrics: {exc}") \
+                from None
 
     @cached_property
     def metric_types(self) -> dict[str, str]:
         """Metric family to its declared type (`# TYPE http_requests counter`)."""
-        file = self.path / "metrics.om"
-        if not file.is_file():
-            return {}
         types = {}
-        for line in file.read_text().splitlines():
+        for line in self._metrics_text.splitlines():
             if line.startswith("# TYPE "):
                 parts = line.split()
                 if len(parts) >= 4:

@@ -166,12 +166,13 @@ class Sources:
 FAMILY_SUFFIXES = ("_total", "_count", "_sum", "_bucket", "_created")
 
 
+def family_of(metric: str) -> str:
+    """The metric family a sample name belongs to: `http_requests_total` → `http_requests`."""
+    suffix = next((s for s in FAMILY_SUFFIXES if metric.endswith(s)), "")
+    return metric[: -len(suffix)] if suffix else metric
+
+
 def sample_type(metric: str, types: Mapping[str, str]) -> str | None:
     """The declared type of the family a sample name belongs to: `http_requests_total` is
     in the counter family `http_requests`, `latency_seconds_count` in a histogram's."""
-    if metric in types:
-        return types[metric]
-    for suffix in FAMILY_SUFFIXES:
-        if metric.endswith(suffix) and metric[: -len(suffix)] in types:
-            return types[metric[: -len(suffix)]]
-    return None
+    return types.get(metric) or types.get(family_of(metric))

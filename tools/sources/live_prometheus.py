@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from engines.errors import BackendError
-from tools.sources.base import FAMILY_SUFFIXES, Sample, Series, sample_type
+from tools.sources.base import Sample, Series, family_of, sample_type
 
 MAX_POINTS = 1100  # per series; Prometheus itself refuses more than 11,000
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
@@ -130,11 +130,7 @@ class PrometheusMetrics:
         """The type scrape targets declare for a metric's family (/api/v1/metadata), or
         None when the server has no metadata for it (data written by backfill has none).
         Asked once per family."""
-        family = metric
-        for suffix in FAMILY_SUFFIXES:
-            if metric.endswith(suffix):
-                family = metric[: -len(suffix)]
-                break
+        family = family_of(metric)
         if family not in self._types:
             found: dict[str, str] = {}
             for name in dict.fromkeys((metric, family)):
