@@ -1,0 +1,106 @@
+"""The suite's own rules, proved on inner runs: skips are counted and shown at the end, and
+under CI=true a skip fails the run."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests._ci import SkipReport
+
+pytest_plugins = ["pytester"]
+
+SKIPS = """
+import pytest
+from tests._ci import skip_or_fail
+
+def test_passes():
+    pass
+
+def test_skips():
+    pytest.skip("no widget here")
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_skips_twice(n):
+    pytest.skip("no gadget here")
+
+@pytest.mark.xfail(reason="known")
+def test_expected_to_fail():
+    assert False
+
+def test_skip_or_fail():
+    skip_or_fail("no gizmo here")
+"""
+
+
+INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+
+
+def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, source: str, *,
+        ci: bool) -> pytest.RunResult:
+    if ci:
+        monkeypatch.setenv("CI", "true")
+    else:
+        monkeypatch.delenv("CI", raising=False)
+    pytester.makepyfile(test_inner=source)
+    pytester.makeini(INI)
+    return pytester.runpytest("-p", "no:cacheprovider", plugins=[SkipReport()])
+
+
+def test_outside_ci_skips_are_counted_by_reason_and_the_run_passes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = run(pytester, monkeypatch, SKIPS, ci=False)
+    result.assert_outcomes(passed=1, skipped=4, xfailed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["skipped: 4", "     2 × no gadget here",
+                                 "     1 × no gizmo here", "     1 × no widget here"])
+    result.stdout.no_fnmatch_line("*CI=true*")
+
+
+def test_under_ci_a_skip_fails_the_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = run(pytester, monkeypatch, SKIPS, ci=True)
+    # skip_or_fail fails under CI; the plain skips stay skips but fail the session
+    result.assert_outcomes(passed=1, skipped=3, failed=1, xfailed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*FAILED*test_skip_or_fail*no gizmo here*", "skipped: 3",
+                                 "     2 × no gadget here", "     1 × no widget here",
+                                 "CI=true: a skipped test is a failure here*"])
+
+
+def test_under_ci_a_skip_alone_fails_the_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = "import pytest\n\n@pytest.mark.skipif(True, reason='absent')\ndef test_x(): pass\n"
+    result = run(pytester, monkeypatch, source, ci=True)
+    result.assert_outcomes(skipped=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["skipped: 1", "     1 × absent"])
+
+
+def test_a_module_skipped_at_import_is_counted(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = "import pytest\n\npytest.importorskip('no_such_module_here')\n"
+    result = run(pytester, monkeypatch, source, ci=True)
+    assert result.ret != pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["skipped: 1", "*× could not import 'no_such_module_here'*"])
+
+
+def test_under_ci_a_run_without_skips_passes_and_says_so(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = run(pytester, monkeypatch, "def test_x(): pass\n", ci=True)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["skipped: 0"])
+    result.stdout.no_fnmatch_line("*CI=true*")
+
+
+def test_under_ci_a_failing_run_keeps_its_status(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = "import pytest\n\ndef test_x(): pytest.skip('s')\n\ndef test_y(): assert False\n"
+    result = run(pytester, monkeypatch, source, ci=True)
+    result.assert_outcomes(skipped=1, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
