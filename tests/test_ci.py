@@ -1,11 +1,16 @@
 """The suite's own rules, proved on inner runs: skips are counted and shown at the end, and
-under CI=true a skip fails the run."""
+under CI=true a skip fails the run (a missing prerequisite fails its tests)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from tests._ci import SkipReport
+from tests.services._process import NotProvisionedError
+from tests.services.postgres import PostgresServer
 
 pytest_plugins = ["pytester"]
 
@@ -104,3 +109,46 @@ def test_under_ci_a_failing_run_keeps_its_status(
     result = run(pytester, monkeypatch, source, ci=True)
     result.assert_outcomes(skipped=1, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+# ------------------------------------------------- the suite's own missing prerequisites
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMTOOL_TEST = ("tests/scenarios/test_bundled.py::"
+                 "test_promtool_backfills_the_metrics[checkout-oom]")
+POSTGRES_TEST = ("tests/bot/test_memory.py::"
+                 "test_a_correction_becomes_a_lesson_that_changes_the_next_investigation"
+                 "[postgresql]")
+
+
+def no_promtool(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # found on PATH, like the Prometheus server's
+
+
+def no_postgres(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def absent() -> None:
+        raise NotProvisionedError("PostgreSQL (Debian package postgresql)")
+
+    monkeypatch.setattr(PostgresServer, "check_installed", absent)
+
+
+@pytest.mark.parametrize(("test", "remove"), [(PROMTOOL_TEST, no_promtool),
+                                              (POSTGRES_TEST, no_postgres)],
+                         ids=["promtool", "postgresql"])
+@pytest.mark.parametrize("ci", [False, True], ids=["outside-ci", "ci"])
+def test_a_missing_prerequisite_skips_outside_ci_and_fails_under_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path_factory:
+    pytest.TempPathFactory, test: str, remove: Callable[..., None], ci: bool,
+) -> None:
+    remove(monkeypatch, tmp_path_factory.mktemp("empty"))
+    if ci:
+        monkeypatch.setenv("CI", "true")
+    else:
+        monkeypatch.delenv("CI", raising=False)
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--rootdir={ROOT}", str(ROOT / test))
+    if ci:
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines(["*is not installed*", "skipped: 0"])
+    else:
+        result.assert_outcomes(skipped=1)
+        result.stdout.fnmatch_lines(["skipped: 1", "*× *is not installed*"])

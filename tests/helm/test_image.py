@@ -11,9 +11,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
 import yaml
 
+from tests._ci import skip_or_fail
 from tests.helm.conftest import CHART, ROOT
 
 DOCKERFILE = ROOT / "helm" / "Dockerfile"
@@ -25,10 +25,7 @@ def hadolint() -> str:
     found = shutil.which("hadolint", path=f"{Path(sys.executable).parent}{os.pathsep}"
                                           f"{os.environ.get('PATH', '')}")
     if found is None:
-        message = f"hadolint not found; install it with: {HADOLINT_HINT}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(f"hadolint not found; install it with: {HADOLINT_HINT}")
     return found
 
 

@@ -14,14 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import importlib
-import importlib.util
 import inspect
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -37,7 +34,9 @@ from tests.helm._recording import (
     window,
 )
 from tests.helm.conftest import Helm, of_kind, one
+from tools.catalog import ALL_TOOLS
 from tools.context import ToolContext
+from tools.kubernetes import KUBERNETES_TOOLS
 from tools.registry import Tool
 from tools.scenarios import Scenario, bundled_ids, load_scenario
 from tools.sources import kube_api, sandbox
@@ -54,8 +53,6 @@ from tools.sources.kube_api import (
 from tools.sources.sandbox import SandboxCluster
 
 Render = Callable[[str], list[dict[str, Any]]]
-TOOLS_MODULE = "tools.kubernetes"
-CATALOG_MODULE = "tools.catalog"
 
 
 def _describe(permissions: set[Permission] | frozenset[Permission]) -> str:
@@ -160,26 +157,6 @@ def test_each_source_call_maps_to_one_permission() -> None:
 # --- (b) what the tools actually call --------------------------------------------------------
 
 
-def _tools_module() -> ModuleType:
-    if importlib.util.find_spec(TOOLS_MODULE) is None:
-        pytest.skip(f"{TOOLS_MODULE} does not exist yet: no cluster tools to run over the "
-                    "scenarios (part (a) above still checks the chart against kube_api)")
-    return importlib.import_module(TOOLS_MODULE)
-
-
-def cluster_tools(module: ModuleType) -> tuple[Tool, ...]:
-    """The module's tool tuple: `KUBERNETES_TOOLS` or `TOOLS` if it has one, else its one
-    tuple of tools, else every Tool it defines."""
-    for name in ("KUBERNETES_TOOLS", "TOOLS"):
-        if (declared := getattr(module, name, None)) is not None:
-            return tuple(declared)
-    tuples = [v for k, v in vars(module).items() if not k.startswith("_")
-              and isinstance(v, tuple | list) and v and all(isinstance(t, Tool) for t in v)]
-    if len(tuples) == 1:
-        return tuple(tuples[0])
-    return tuple(v for v in vars(module).values() if isinstance(v, Tool))
-
-
 def fast_load(scenario_id: str) -> Scenario:
     """A bundled scenario, its cluster.yaml parsed with libyaml when PyYAML has it.
 
@@ -201,16 +178,13 @@ def fast_load(scenario_id: str) -> Scenario:
 def every_tool(kubernetes: tuple[Tool, ...]) -> tuple[Tool, ...]:
     """The Kubernetes tools, then every other tool of the catalog: a metric tool that looks a
     workload's pods up reads the cluster too, and needs the same RBAC."""
-    others: tuple[Tool, ...] = ()
-    if importlib.util.find_spec(CATALOG_MODULE) is not None:
-        others = tuple(getattr(importlib.import_module(CATALOG_MODULE), "ALL_TOOLS", ()))
-    return tuple({t.name: t for t in (*kubernetes, *others)}.values())
+    return tuple({t.name: t for t in (*kubernetes, *ALL_TOOLS)}.values())
 
 
 @pytest.fixture(scope="module")
 def recorded() -> dict[str, Any]:
     """Every tool over every bundled scenario, its cluster reads through the recording source."""
-    kubernetes = cluster_tools(_tools_module())
+    kubernetes = KUBERNETES_TOOLS
     result = exercise(every_tool(kubernetes))
     result["kubernetes"] = kubernetes
     return result
@@ -222,7 +196,7 @@ def exercise(tools: tuple[Tool, ...]) -> dict[str, Any]:
     Tools are called as the toolset calls them (arguments validated, then the function with
     a context), without the toolset's rendering, which costs time and reads nothing.
     """
-    assert tools, f"{TOOLS_MODULE} defines no tools"
+    assert tools, "tools.kubernetes defines no tools"
     by_tool: dict[str, Counter[Permission]] = {t.name: Counter() for t in tools}
     successes: Counter[str] = Counter()
     failures: dict[str, str] = {}

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import ssl
 import threading
 import urllib.error
@@ -28,8 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests._ci import skip_or_fail
 from tests.live._backdate import restore_creation_times
 from tests.services import kube_loader
 from tests.services._process import NotProvisionedError, ServiceError
@@ -43,7 +41,6 @@ from tools.sources.live_elasticsearch import ElasticsearchLogs
 from tools.sources.live_kubernetes import KubernetesCluster
 from tools.sources.live_prometheus import PrometheusMetrics
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 SYSTEM_NAMESPACES = kube_loader.SYSTEM_NAMESPACES
 
 
@@ -53,9 +50,7 @@ def provisioned(make: Any) -> Any:
     try:
         return make()
     except NotProvisionedError as exc:
-        if IN_CI:
-            pytest.fail(str(exc), pytrace=False)
-        pytest.skip(str(exc))
+        skip_or_fail(str(exc))
 
 
 def cluster_of(server: KubeApiServer, *, viewer: bool = True) -> KubernetesCluster:

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 import pytest
 
+from tests._ci import in_ci, skip_or_fail
 from tests.services import elasticsearch as es
 from tests.services import kube_loader
 from tests.services import prometheus as prom
@@ -32,7 +33,6 @@ from tests.services.prometheus import PrometheusServer
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "tools" / "scenarios"
 DEFAULT_SCENARIO = "checkout-oom"
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 S = TypeVar("S", bound=Server)
 
@@ -54,7 +54,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     A skip mark (rather than pytest.skip() in the fixture) makes pytest fold the
     skips of one reason into one summary line per file.
     """
-    if IN_CI:
+    if in_ci():
         return  # the fixtures fail instead
     missing: dict[str, str | None] = {}
     for fixture, (name, cls) in SERVERS.items():
@@ -92,9 +92,7 @@ def _serve(
     try:
         server = make()
     except NotProvisionedError as exc:
-        if IN_CI:
-            pytest.fail(f"{name}: {exc}", pytrace=False)
-        pytest.skip(f"{name}: {exc}")
+        skip_or_fail(f"{name}: {exc}")
     server.start()  # raises ServiceError naming the log: fails the tests that need it
     startup = server.startup_seconds
     try:

@@ -14,9 +14,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import elasticsearch
+import kubernetes
 import pytest
 import yaml
 
+from tests._ci import skip_or_fail
 from tests.services.elasticsearch import ElasticsearchServer, index_name
 from tests.services.kube import KubeApiServer
 from tests.services.kube_loader import read_objects
@@ -33,7 +36,7 @@ SeriesKey = frozenset[tuple[str, str]]
 
 def _need(path: Path) -> Path:
     if not path.is_file():
-        pytest.skip(f"the scenario has no {path.name}")
+        skip_or_fail(f"the scenario has no {path.name}")
     return path
 
 
@@ -149,7 +152,6 @@ def test_elasticsearch_time_range_and_text_search(
 
 
 def test_the_python_client_talks_to_the_node(elasticsearch_server: ElasticsearchServer) -> None:
-    elasticsearch = pytest.importorskip("elasticsearch")
     client = elasticsearch.Elasticsearch(elasticsearch_server.url, request_timeout=30)
     try:
         assert client.ping()
@@ -208,7 +210,7 @@ def test_events_keep_their_reasons_counts_and_times(
 ) -> None:
     recorded = _recorded(live_scenario, "Event")
     if not recorded:
-        pytest.skip("the scenario has no Events")
+        skip_or_fail("the scenario has no Events")
     listed = Counter(map(_event_key, kube_server.client().get("/api/v1/events")["items"]))
     wanted = Counter(map(_event_key, recorded))
     # The API server may add events of its own (its IP-allocation repair loop does),
@@ -219,7 +221,7 @@ def test_events_keep_their_reasons_counts_and_times(
 def _pods_with_logs(scenario: Path) -> list[tuple[str, str, str, bool]]:
     root = scenario / "pod-logs"
     if not root.is_dir():
-        pytest.skip("the scenario has no pod-logs")
+        skip_or_fail("the scenario has no pod-logs")
     found = []
     for path in sorted(root.glob("*/*/*.log")):
         previous = path.name.endswith(".previous.log")
@@ -246,7 +248,6 @@ def test_pod_logs_come_back_through_the_api_server(
 def test_the_kubernetes_client_reads_pods_and_logs(
     kube_server: KubeApiServer, live_scenario: Path
 ) -> None:
-    kubernetes = pytest.importorskip("kubernetes")
     api_client = kubernetes.config.new_client_from_config(config_file=str(kube_server.kubeconfig))
     kubelet = kube_server.kubelet
     assert kubelet is not None

@@ -23,6 +23,7 @@ import pytest
 import sqlalchemy as sa
 
 from bot.store import Store
+from tests._ci import in_ci
 from tests.live.conftest import postgres_server
 from tests.services._process import NotProvisionedError
 from tests.services.postgres import PostgresServer
@@ -36,7 +37,7 @@ _databases = itertools.count(1)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Without PostgreSQL (and outside CI), skip its half before setup, folded into one line
     per file, instead of one line per test."""
-    if os.environ.get("CI", "").lower() == "true":
+    if in_ci():
         return  # the fixture fails instead
     try:
         PostgresServer.check_installed()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import jsonschema
 import pytest
 
 from engines.errors import ToolRetryError
@@ -17,7 +18,6 @@ from tools.metrics import METRIC_TOOLS
 from tools.registry import Tool
 from tools.sources.base import Sources
 
-jsonschema = pytest.importorskip("jsonschema")
 NAME = re.compile(r"^(k8s|logs|metrics)_[a-z]+(_[a-z]+)*$")
 PREFIX = {"k8s": KUBERNETES_TOOLS, "logs": LOG_TOOLS, "metrics": METRIC_TOOLS}
 
