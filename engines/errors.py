@@ -32,6 +32,11 @@ class ModelUnavailableError(ModelError):
     """The endpoint stayed down, slow or rate limited after every retry."""
 
 
+class ModelRequestsDisabledError(ModelError):
+    """Requests to model endpoints off this machine are switched off
+    (`engines.openai_model.ALLOW_MODEL_REQUESTS`), as the test suite does."""
+
+
 class ModelBehaviorError(ModelError):
     """The model kept answering output that cannot be used, even after being told why."""
 

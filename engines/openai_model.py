@@ -9,12 +9,20 @@ Retries live here and only here (the openai client's own are switched off): tran
 failures are retried with jittered exponential backoff, honouring `Retry-After`; what no
 retry can fix (a refused key, an unknown model, a bad request) fails at once with a
 one-line `ModelError` the bot can show as it is.
+
+`ALLOW_MODEL_REQUESTS = False` (as pydantic-ai's switch of that name) forbids requests to
+any endpoint that is not on this machine: each call then raises
+`ModelRequestsDisabledError` before any network I/O, unless the base URL's host is
+loopback (127.0.0.0/8, ::1, localhost), where test doubles and local servers live. The test
+suite switches it off for every test, so a developer's OPENAI_API_KEY never reaches the real
+API.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import ipaddress
 import json
 import logging
 import os
@@ -42,6 +50,7 @@ from engines.errors import (
     ConfigurationError,
     ModelAuthError,
     ModelError,
+    ModelRequestsDisabledError,
     ModelUnavailableError,
 )
 from engines.model import (
@@ -63,6 +72,8 @@ ToolMode = Literal["auto", "native", "text"]
 Sleep = Callable[[float], Awaitable[None]]
 
 OPENAI_URL = "https://api.openai.com/v1"
+ALLOW_MODEL_REQUESTS = True
+"""False: refuse every request to an endpoint that is not loopback (module docstring)."""
 _NO_KEY = "not-needed"  # vLLM, Ollama and llama.cpp accept any key, but the client wants one
 _RETRIED_STATUS = frozenset({408, 409, 429})
 _TOOLS_UNSUPPORTED = re.compile(
@@ -254,6 +265,7 @@ class OpenAIModel:
         Refused keys and exhausted retries become our errors here; other client errors
         are re-raised for the caller, which knows what the request was.
         """
+        self._refuse_unless_allowed()
         policy = self.retry
         retrying = AsyncRetrying(
             stop=stop_after_attempt(policy.attempts),
@@ -279,6 +291,15 @@ class OpenAIModel:
                 f"last error: {_describe(exc)}"
             ) from None
         raise AssertionError("unreachable: tenacity either returns or raises")
+
+    def _refuse_unless_allowed(self) -> None:
+        """Under ALLOW_MODEL_REQUESTS = False, stop a request to a host off this machine."""
+        if ALLOW_MODEL_REQUESTS or is_loopback(self._client.base_url.host):
+            return
+        raise ModelRequestsDisabledError(
+            f"model requests are switched off (engines.openai_model.ALLOW_MODEL_REQUESTS is "
+            f"False): refusing to send a request to {self.endpoint}, which is not loopback"
+        )
 
     def _wait(self, state: RetryCallState) -> float:
         """Backoff with jitter, or the server's own `Retry-After` when it gives one."""
@@ -316,6 +337,17 @@ def _make_client(
         key = _NO_KEY
     return openai.AsyncOpenAI(base_url=url, api_key=key, timeout=timeout, max_retries=0,
                               http_client=http_client)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a URL's host is this machine: localhost, 127.0.0.0/8 or ::1."""
+    host = host.strip("[]").rstrip(".").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _display_url(url: str) -> str:

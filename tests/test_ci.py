@@ -1,5 +1,6 @@
 """The suite's own rules, proved on inner runs: skips are counted and shown at the end, and
-under CI=true a skip fails the run (a missing prerequisite fails its tests)."""
+under CI=true a skip fails the run (a missing prerequisite fails its tests); a developer's
+LLM settings do not reach the tests."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import tests.conftest
+from engines import openai_model
 from tests._ci import SkipReport
 from tests.services._process import NotProvisionedError
 from tests.services.postgres import PostgresServer
@@ -152,3 +155,31 @@ def test_a_missing_prerequisite_skips_outside_ci_and_fails_under_it(
     else:
         result.assert_outcomes(skipped=1)
         result.stdout.fnmatch_lines(["skipped: 1", "*× *is not installed*"])
+
+
+# ------------------------------------------------- a developer's LLM settings
+
+
+def test_a_developers_llm_settings_do_not_reach_the_tests(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a key and a model name in the shell, the suite's tests still default to the
+    offline analyzer, and the switch against real model requests is off."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-developer-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    monkeypatch.setenv("TRIAGE_MODEL", "gpt-4o")
+    monkeypatch.setattr(openai_model, "ALLOW_MODEL_REQUESTS", True)  # the inner run turns it off
+    pytester.makepyfile(test_inner="""
+import os
+from bot.wiring import ANALYZER, build_model, default_model_name
+from engines import openai_model
+
+def test_defaults():
+    assert not [k for k in os.environ if k.startswith("OPENAI_") or k == "TRIAGE_MODEL"]
+    assert default_model_name() == ANALYZER
+    assert build_model().name == ANALYZER
+    assert openai_model.ALLOW_MODEL_REQUESTS is False
+""")
+    pytester.makeini(INI)
+    result = pytester.runpytest("-p", "no:cacheprovider", plugins=[tests.conftest])
+    result.assert_outcomes(passed=1)
