@@ -30,13 +30,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import charts
 from bot.access import AccessControl, AccessPolicy
-from bot.app import EventDeduper, Services, SlackSettings, build_app, build_client
+from bot.app import SlackSettings, build_app, build_client
 from bot.cli.investigate import add_live_options, live_setting
+from bot.dedupe import EventDeduper
 from bot.feedback import MemoryStore, Store
 from bot.investigations import Background, Investigations, Runner, RunRequest
 from bot.logging_setup import configure as configure_logging
 from bot.outbox import Outbox
 from bot.server import EVENTS_PATH, HttpServer
+from bot.services import Services
 from bot.store import Store as SqlStore
 from bot.store import StoreError
 from bot.store.url import describe, resolve_url
