@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.access import AccessControl
+from bot.background import Background
 from bot.dedupe import EventDeduper
 from bot.feedback import Store
-from bot.investigations import Background, Investigations
+from bot.investigations.registry import Investigations
 
 
 @dataclass(eq=False)
