@@ -1,17 +1,14 @@
-"""The async Bolt app, its Web API client and the services its listeners share.
+"""The async Bolt app and its Web API client.
 
 The Web API client is built once, here, and injected everywhere (the app, the outbox, the
 access checks), so `SLACK_API_URL` and the retry policy apply to every call: 429s wait for
-Retry-After, connection resets and 5xx are retried. Events are deduplicated before any
-listener runs: Slack redelivers an event it thinks was lost (with `X-Slack-Retry-Num`, or
-`retry_attempt` in Socket Mode) and the same event must never start two investigations.
+Retry-After, connection resets and 5xx are retried. Events are deduplicated (bot/dedupe.py)
+before any listener runs, so that a redelivery never starts a second investigation.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,16 +23,11 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.access import AccessControl
-from bot.feedback import Store
-from bot.investigations import Background, Investigations
 from bot.listeners import register_all
+from bot.services import Services
 from engines.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
-
-DEDUPE_SECONDS = 3600.0
-DEDUPE_MAX = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,40 +79,6 @@ def build_client(
     if settings.api_url:
         arguments["base_url"] = settings.api_url.rstrip("/") + "/"
     return AsyncWebClient(**arguments)
-
-
-class EventDeduper:
-    """Event ids seen in the last hour (Slack retries within minutes), bounded in memory."""
-
-    def __init__(self, ttl: float = DEDUPE_SECONDS, limit: int = DEDUPE_MAX) -> None:
-        self._seen: OrderedDict[str, float] = OrderedDict()
-        self._ttl = ttl
-        self._limit = limit
-        self.duplicates = 0
-
-    def first_time(self, event_id: str) -> bool:
-        now = time.monotonic()
-        while self._seen and (
-            len(self._seen) >= self._limit or next(iter(self._seen.values())) < now - self._ttl
-        ):
-            self._seen.popitem(last=False)
-        if event_id in self._seen:
-            self.duplicates += 1
-            return False
-        self._seen[event_id] = now
-        return True
-
-
-@dataclass(eq=False)
-class Services:
-    """What listeners need, handed to them at registration."""
-
-    client: AsyncWebClient
-    investigations: Investigations
-    access: AccessControl
-    store: Store
-    background: Background
-    deduper: EventDeduper
 
 
 def _retry_number(headers: Mapping[str, Any]) -> str:

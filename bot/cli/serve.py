@@ -19,7 +19,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -30,20 +30,24 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import charts
 from bot.access import AccessControl, AccessPolicy
-from bot.app import EventDeduper, Services, SlackSettings, build_app, build_client
+from bot.app import SlackSettings, build_app, build_client
+from bot.background import Background
 from bot.cli.investigate import add_live_options, live_setting
+from bot.dedupe import EventDeduper
 from bot.feedback import MemoryStore, Store
-from bot.investigations import Background, Investigations, Runner, RunRequest
+from bot.investigations.registry import Investigations
+from bot.investigations.resume import resume_unfinished
+from bot.investigations.run import Runner, RunRequest
 from bot.logging_setup import configure as configure_logging
 from bot.outbox import Outbox
 from bot.server import EVENTS_PATH, HttpServer
+from bot.services import Services
 from bot.store import Store as SqlStore
 from bot.store import StoreError
 from bot.store.url import describe, resolve_url
 from bot.telemetry import MeteredModel, Telemetry, metered_retry_handlers
 from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
 from engines.errors import ConfigurationError
-from engines.events import Event, InvestigationStarted
 from engines.model import Model
 from engines.react import InvestigationResult
 from engines.tokens import warm_up
@@ -185,35 +189,6 @@ async def open_store() -> SqlStore:
         raise ConfigurationError(f"cannot migrate the store {describe(url)}: {exc}") from None
     log.info("store: %s", describe(url))
     return store
-
-
-def last_run(events: Sequence[Event]) -> Sequence[Event]:
-    """The events of the newest run in a log (a correction's new attempt appends a run)."""
-    starts = [i for i, e in enumerate(events) if isinstance(e, InvestigationStarted)]
-    return events[starts[-1]:] if starts else events
-
-
-async def resume_unfinished(store: Store, investigations: Investigations) -> int:
-    """Resume, in their threads, the investigations a crash or a restart interrupted."""
-    if not isinstance(store, SqlStore):
-        return 0
-    resumed = 0
-    for stored in await store.unfinished():
-        if not stored.channel or not stored.thread_ts:
-            log.warning("investigation %s has no thread to resume in: marked failed", stored.id)
-            await store.finish(stored.id, "failed", None)
-            continue
-        if investigations.active(stored.channel, stored.thread_ts) is not None:
-            continue
-        events = last_run(await store.events(stored.id))
-        investigations.resume(
-            investigation_id=stored.id, channel=stored.channel, thread_ts=stored.thread_ts,
-            text=stored.incident, user=stored.requested_by, events=events,
-            status_ts=stored.status_ts,
-        )
-        log.info("resumed investigation %s after a restart", stored.id)
-        resumed += 1
-    return resumed
 
 
 def _configure_logging() -> None:

@@ -6,14 +6,10 @@ Listeners ask slack-bolt for what they need by parameter name (`event`, `command
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from slack_bolt.app.async_app import AsyncApp
 
 from bot.listeners import actions, commands, mentions, messages
-
-if TYPE_CHECKING:
-    from bot.app import Services
+from bot.services import Services
 
 
 def register_all(app: AsyncApp, services: Services) -> None:

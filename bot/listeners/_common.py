@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
 from bot import render
 from bot.feedback import Feedback, InvestigationRecord
+from bot.services import Services
 from engines.reflexion import rejection_note
-
-if TYPE_CHECKING:
-    from bot.app import Services
 
 log = logging.getLogger(__name__)
 

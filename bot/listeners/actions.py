@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -13,9 +13,7 @@ from slack_sdk.errors import SlackApiError
 from bot import render
 from bot.feedback import Feedback
 from bot.listeners._common import allowed, correct, tell
-
-if TYPE_CHECKING:
-    from bot.app import Services
+from bot.services import Services
 
 log = logging.getLogger(__name__)
 

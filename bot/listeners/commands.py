@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot import render
-
-if TYPE_CHECKING:
-    from bot.app import Services
+from bot.services import Services
 
 log = logging.getLogger(__name__)
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from bot.listeners._common import from_human, on_message, strip_mention
-
-if TYPE_CHECKING:
-    from bot.app import Services
+from bot.services import Services
 
 
 def register(app: AsyncApp, services: Services) -> None:

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.access import AccessPolicy
-from bot.app import Services, SlackSettings
+from bot.app import SlackSettings
 from bot.cli.serve import make_runner, serve
 from bot.feedback import MemoryStore
+from bot.services import Services
 from bot.wiring import scenario_setting
 from tests.bot.models import Gates, build_test_model
 from tests.fakes.slack_api import SIGNING_SECRET, TOKEN, FakeSlack, Posted

@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from bot import render
 from bot.cli.serve import make_runner, open_store
-from bot.investigations import symptom_words
+from bot.investigations.lessons import symptom_words
 from bot.store import Store
 from bot.wiring import scenario_setting
 from engines.events import InvestigationStarted, LessonsRetrieved, ObservationReceived, ToolCalled

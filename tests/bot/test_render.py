@@ -13,7 +13,8 @@ import yaml
 import bot
 from bot import charts, cli, render
 from bot.access import AccessPolicy
-from bot.app import EventDeduper, SlackSettings
+from bot.app import SlackSettings
+from bot.dedupe import EventDeduper
 from bot.server import MalformedRequestError, Signature, check_payload
 from engines.diagnosis import Diagnosis
 from engines.errors import ConfigurationError

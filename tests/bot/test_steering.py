@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from bot import render
 from bot.feedback import InvestigationRecord, MemoryStore
-from bot.investigations import RunRequest
+from bot.investigations.run import RunRequest
 from bot.store.errors import StoreError
 from bot.wiring import scenario_setting
 from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled

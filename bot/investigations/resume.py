@@ -1,0 +1,73 @@
+"""Resuming after a restart: the investigations a crash or a restart interrupted carry on in
+their threads, from their event logs in the store, under their status messages.
+
+The event log is the state: the engine replays its complete steps and constraints instead of
+repeating them and goes on from there, on the incident's clock of the first start.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from bot import render
+from bot.feedback import Store
+from bot.investigations.investigation import Investigation
+from bot.investigations.registry import Investigations
+from bot.store import Store as SqlStore
+from engines.events import Event, InvestigationStarted, LessonsRetrieved
+
+log = logging.getLogger(__name__)
+
+
+def last_run(events: Sequence[Event]) -> Sequence[Event]:
+    """The events of the newest run in a log (a correction's new attempt appends a run)."""
+    starts = [i for i, e in enumerate(events) if isinstance(e, InvestigationStarted)]
+    return events[starts[-1]:] if starts else events
+
+
+def resume(
+    investigations: Investigations, *, investigation_id: str, channel: str, thread_ts: str,
+    text: str, user: str, events: Sequence[Event], status_ts: str | None = None,
+) -> Investigation:
+    """Carry on with an investigation a crash or a restart interrupted, from its log,
+    under its status message when the store kept it."""
+    investigation = investigations.new(investigation_id, channel, thread_ts, text, user)
+    investigation.thread.status_ts = status_ts
+    investigation.known = True
+    investigation.resume = tuple(events)
+    investigation.lessons = next(
+        (e.lessons for e in events if isinstance(e, LessonsRetrieved)), ()
+    )
+    started = next((e for e in events if isinstance(e, InvestigationStarted)), None)
+    reporter = investigation.reporter
+    if started is not None:
+        investigation.now = started.incident_now
+        reporter.model, reporter.max_steps = started.model, started.max_steps
+    reporter.step = max((getattr(e, "step", 0) for e in events), default=0)
+    launched = investigations.launch(investigation, None)
+    reporter.post(render.resumed_message())
+    return launched
+
+
+async def resume_unfinished(store: Store, investigations: Investigations) -> int:
+    """Resume, in their threads, the investigations a crash or a restart interrupted."""
+    if not isinstance(store, SqlStore):
+        return 0
+    resumed = 0
+    for stored in await store.unfinished():
+        if not stored.channel or not stored.thread_ts:
+            log.warning("investigation %s has no thread to resume in: marked failed", stored.id)
+            await store.finish(stored.id, "failed", None)
+            continue
+        if investigations.active(stored.channel, stored.thread_ts) is not None:
+            continue
+        events = last_run(await store.events(stored.id))
+        resume(
+            investigations, investigation_id=stored.id, channel=stored.channel,
+            thread_ts=stored.thread_ts, text=stored.incident, user=stored.requested_by,
+            events=events, status_ts=stored.status_ts,
+        )
+        log.info("resumed investigation %s after a restart", stored.id)
+        resumed += 1
+    return resumed
