@@ -276,8 +276,7 @@ async def _is_counter(ctx: ToolContext, metric: str, found: list[Series]) -> boo
     """Read as per-second rates: counters, and the `_count`/`_sum` of histograms and
     summaries. The declared type decides when the source knows it; otherwise the name's
     suffix does, if every series only rises."""
-    lookup = getattr(ctx.metrics, "metric_type", None)
-    declared = await lookup(metric) if callable(lookup) else None
+    declared = await ctx.metrics.metric_type(metric)
     if declared:
         return declared == "counter" or (declared in ("histogram", "summary") and
                                          metric.endswith(("_count", "_sum")))
@@ -295,11 +294,9 @@ def _only_rises(series: Series) -> bool:
 def _not_found(ctx: ToolContext, metric: str, matchers: dict[str, str]) -> str:
     """Say what is missing, with close metric names when the source can list them."""
     text = f"no series of {metric} matching {matchers or 'any labels'} in the window"
-    lister = getattr(ctx.metrics, "metric_names", None)
-    if callable(lister):
-        close = difflib.get_close_matches(metric, lister(), n=5, cutoff=0.5)
-        if close:
-            text += f"; similar metric names: {', '.join(close)}"
+    close = difflib.get_close_matches(metric, ctx.metrics.metric_names(), n=5, cutoff=0.5)
+    if close:
+        text += f"; similar metric names: {', '.join(close)}"
     return text
 
 

@@ -1,4 +1,4 @@
-"""Raw PromQL, offered only when the metric source is a live Prometheus.
+"""Raw PromQL, offered only when the metric source evaluates it (a live Prometheus).
 
 The workload signals answer the usual questions from raw series, identically in the
 sandbox and live; this tool is for the rest (a ratio across services, a recording rule, a
@@ -29,8 +29,7 @@ from tools._toolkit import (
 )
 from tools.context import ToolContext
 from tools.registry import Tool, tool
-from tools.sources.base import Series
-from tools.sources.live_prometheus import PrometheusMetrics, QueryResult
+from tools.sources.base import MetricSource, QueryResult, Series
 
 _NAMESPACE_MATCHER = re.compile(r"""\bnamespace\s*=~?\s*["'`]([^"'`]*)["'`]""")
 
@@ -80,19 +79,19 @@ async def metrics_promql(
         step: Resolution of a range query, e.g. 30s, 1m, 5m; default about 180 points.
         limit: Most series to show (1-30), the highest first.
     """
-    metrics = ctx.metrics
-    if not isinstance(metrics, PrometheusMetrics):
+    engine = ctx.metrics.promql
+    if engine is None:
         raise ToolError("metrics_promql needs a live Prometheus; use metrics_query instead")
     _refuse_excluded(ctx, query)
     if instant:
         at = parse_instant(end) if end else ctx.now
-        answer = await metrics.query(query, at)
+        answer = await engine.query(query, at)
         window = f"at {iso(at)}"
     else:
         begin, stop = time_window(ctx.now, since, start, end)
         seconds = (int(parse_duration(step).total_seconds()) if step
                    else _default_step(begin, stop))
-        answer = await metrics.query_range(query, begin, stop, max(1, seconds))
+        answer = await engine.query_range(query, begin, stop, max(1, seconds))
         window = f"{iso(begin)} to {iso(stop)}, step {answer.step_seconds}s"
     return _summary(ctx, query, answer, window, max(1, min(limit, 30)))
 
@@ -153,9 +152,10 @@ def _row(series: Series, common: dict[str, str], *, ranged: bool) -> Row | None:
 PROMQL_TOOLS: tuple[Tool, ...] = (metrics_promql,)
 
 
-def live_metric_tools(metrics: object) -> tuple[Tool, ...]:
-    """The PromQL tool when the metric source is a live Prometheus, else nothing."""
-    return PROMQL_TOOLS if isinstance(metrics, PrometheusMetrics) else ()
+def live_metric_tools(metrics: MetricSource) -> tuple[Tool, ...]:
+    """The PromQL tool when the metric source evaluates PromQL (a live Prometheus), else
+    nothing."""
+    return PROMQL_TOOLS if metrics.promql is not None else ()
 
 
 __all__ = ["PROMQL_TOOLS", "live_metric_tools", "metrics_promql"]
