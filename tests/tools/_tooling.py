@@ -39,7 +39,7 @@ def context(ref: str | Path = FIXTURE, *, exclude: tuple[str, ...] = ()) -> Tool
 async def call(ctx: ToolContext, tool_name: str, /, **arguments: Any) -> dict[str, Any]:
     """Run a tool as the toolset would; the raw-token figure is checked and removed."""
     tool = TOOLS[tool_name]
-    result = await tool.function(ctx, **tool.validate(arguments))
+    result = await tool.run(ctx, tool.validate(arguments))
     assert isinstance(result, dict)
     raw = result.pop("_raw_tokens", None)
     assert raw is None or (isinstance(raw, RawOutput) and raw.tokens() >= 0)
