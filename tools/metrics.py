@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from functools import partial
 from itertools import pairwise
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from engines.errors import ToolError
 from tools import _signals
@@ -219,7 +221,7 @@ async def metrics_query(
     since: str = "1h",
     start: str | None = None,
     end: str | None = None,
-    limit: int = 10,
+    limit: Annotated[int, Field(ge=1, le=30)] = 10,
 ) -> dict[str, Any]:
     """Summarise every series of one metric over a window: min/mean/max/last per series
     (counters ending in _total/_count/_sum as per-second rates; *_bucket histograms as
@@ -232,7 +234,7 @@ async def metrics_query(
         since: How far back from now, e.g. 30m, 3h, 1d. Ignored when start is given.
         start: Window start as RFC 3339.
         end: Window end as RFC 3339; defaults to now.
-        limit: Most series to return (1-30), the highest first.
+        limit: Most series to return, the highest first.
     """
     matchers = dict(labels or {})
     check_namespace(ctx, matchers.get("namespace"))
@@ -268,7 +270,7 @@ async def metrics_query(
                              "before": round_to(change.before), "after": round_to(change.after)}
         rows.append((-stats.maximum, row))
     rows.sort(key=lambda item: item[0])
-    result["by_series"] = cut([row for _, row in rows], max(1, min(limit, 30)))
+    result["by_series"] = cut([row for _, row in rows], limit)
     return finish(result, partial(_matrix, found))
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from engines.errors import ConstraintViolationError, ToolError
 from tools._series import change_point, summarize
@@ -63,7 +65,7 @@ async def metrics_promql(
     start: str | None = None,
     end: str | None = None,
     step: str | None = None,
-    limit: int = 10,
+    limit: Annotated[int, Field(ge=1, le=30)] = 10,
 ) -> dict[str, Any]:
     """Run a PromQL expression on the live Prometheus and summarise the answer: how many
     series, and per series min/mean/max/last and the change point where its level shifted
@@ -77,7 +79,7 @@ async def metrics_promql(
         start: Window start as RFC 3339.
         end: Window end (or the instant) as RFC 3339; defaults to now.
         step: Resolution of a range query, e.g. 30s, 1m, 5m; default about 180 points.
-        limit: Most series to show (1-30), the highest first.
+        limit: Most series to show, the highest first.
     """
     engine = ctx.metrics.promql
     if engine is None:
@@ -93,7 +95,7 @@ async def metrics_promql(
                    else _default_step(begin, stop))
         answer = await engine.query_range(query, begin, stop, max(1, seconds))
         window = f"{iso(begin)} to {iso(stop)}, step {answer.step_seconds}s"
-    return _summary(ctx, query, answer, window, max(1, min(limit, 30)))
+    return _summary(ctx, query, answer, window, limit)
 
 
 def _summary(ctx: ToolContext, query: str, answer: QueryResult, window: str,
