@@ -12,7 +12,6 @@ import asyncio
 import difflib
 import re
 from collections.abc import Mapping
-from datetime import datetime
 from functools import partial
 from itertools import pairwise
 from typing import Annotated, Any
@@ -23,7 +22,15 @@ from engines.errors import ToolError
 from tools import _signals
 from tools._k8s_common import Owners, name_of, quantity
 from tools._series import change_point, increases, summarize
-from tools._toolkit import check_namespace, cut, finish, iso, round_to, time_window
+from tools._toolkit import (
+    check_namespace,
+    cut,
+    default_step,
+    finish,
+    iso,
+    round_to,
+    time_window,
+)
 from tools.context import ToolContext
 from tools.registry import Tool, tool
 from tools.sources.base import Series
@@ -36,11 +43,6 @@ _LATENCY = ("http_request_duration_seconds_bucket", "http_server_requests_second
             "http_request_duration_milliseconds_bucket", "grpc_server_handling_seconds_bucket")
 _WORKLOAD_LABELS = ("service", "app", "job", "deployment", "app_kubernetes_io_name")
 _COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket")
-
-
-def _step(start: datetime, end: datetime) -> int:
-    """About 180 points per window, in whole minutes (one minute at least)."""
-    return max(60, round((end - start).total_seconds() / 180 / 60) * 60)
 
 
 async def _pods(ctx: ToolContext, namespace: str, workload: str) -> tuple[str, set[str], list[str]]:
@@ -123,7 +125,7 @@ async def metrics_workload_signals(
     """
     check_namespace(ctx, namespace)
     begin, stop = time_window(ctx.now, since, start, end)
-    step = _step(begin, stop)
+    step = default_step(begin, stop)
     regex, known, siblings = await _pods(ctx, namespace, workload)
     pod_match = {"namespace": namespace, "pod": "~" + regex}
     containers = {**pod_match, "container": "~.+"}
@@ -239,7 +241,7 @@ async def metrics_query(
     matchers = dict(labels or {})
     check_namespace(ctx, matchers.get("namespace"))
     begin, stop = time_window(ctx.now, since, start, end)
-    step = _step(begin, stop)
+    step = default_step(begin, stop)
     found = [s for s in await ctx.metrics.series(metric, matchers, begin, stop, step_seconds=step)
              if ctx.allows_namespace(s.labels.get("namespace"))]
     if not found:

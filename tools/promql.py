@@ -12,7 +12,6 @@ one is refused.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -21,6 +20,7 @@ from engines.errors import ConstraintViolationError, ToolError
 from tools._series import change_point, summarize
 from tools._toolkit import (
     cut,
+    default_step,
     finish,
     iso,
     parse_duration,
@@ -34,11 +34,6 @@ from tools.registry import Tool, tool
 from tools.sources.base import MetricSource, QueryResult, Series
 
 _NAMESPACE_MATCHER = re.compile(r"""\bnamespace\s*=~?\s*["'`]([^"'`]*)["'`]""")
-
-
-def _default_step(start: datetime, end: datetime) -> int:
-    """About 180 points per window, in whole minutes (one minute at least)."""
-    return max(60, round((end - start).total_seconds() / 180 / 60) * 60)
 
 
 def _refuse_excluded(ctx: ToolContext, query: str) -> None:
@@ -92,7 +87,7 @@ async def metrics_promql(
     else:
         begin, stop = time_window(ctx.now, since, start, end)
         seconds = (int(parse_duration(step).total_seconds()) if step
-                   else _default_step(begin, stop))
+                   else default_step(begin, stop))
         answer = await engine.query_range(query, begin, stop, max(1, seconds))
         window = f"{iso(begin)} to {iso(stop)}, step {answer.step_seconds}s"
     return _summary(ctx, query, answer, window, limit)
