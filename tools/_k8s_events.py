@@ -11,7 +11,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from tools._k8s_common import meta, namespace_of, visible, when
 from tools._toolkit import ago, check_namespace, cut, finish, shorten
@@ -135,7 +137,7 @@ async def k8s_events(
     object_name: str | None = None,
     reason: str | None = None,
     type: Literal["Warning", "Normal"] | None = None,
-    limit: int = 12,
+    limit: Annotated[int, Field(ge=1, le=100)] = 12,
 ) -> dict[str, Any]:
     """Recent Kubernetes events (the API server keeps about an hour) grouped by object and
     reason, with counts, first/last seen and the latest message; Warnings first.
@@ -147,7 +149,7 @@ async def k8s_events(
             and ReplicaSets (names starting with the name and a dash).
         reason: Only this reason, e.g. BackOff, FailedScheduling, Unhealthy, FailedCreate, Evicted.
         type: Only Warning or only Normal events.
-        limit: Most groups to return (1-100).
+        limit: Most groups to return.
     """
     check_namespace(ctx, namespace)
     fields = {k: v for k, v in (("involvedObject.kind", object_kind), ("reason", reason),
@@ -163,7 +165,7 @@ async def k8s_events(
         reasons[key] += int(event.get("count") or 1)
         involved = event.get("involvedObject") or {}
         objects.setdefault(key, set()).add(f"{involved.get('kind')}/{involved.get('name')}")
-    grouped = summarize_events(events, ctx.now, max(1, min(limit, 100)),
+    grouped = summarize_events(events, ctx.now, limit,
                                with_namespace=namespace is None)
     result: dict[str, Any] = {"namespace": namespace or "all", "total": sum(reasons.values())}
     if grouped and "omitted" in grouped[-1]:  # the overview says what the cut list leaves out

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from tools._k8s_common import find_pod, name_of
 from tools._patterns import Line, as_dict, mine
@@ -43,7 +45,7 @@ async def k8s_pod_logs(
     pod: str,
     container: str | None = None,
     previous: bool = False,
-    tail: int = 1000,
+    tail: Annotated[int, Field(ge=1, le=5000)] = 1000,
     grep: str | None = None,
     since: str | None = None,
 ) -> dict[str, Any]:
@@ -57,7 +59,7 @@ async def k8s_pod_logs(
         container: Container name; omit to pick the container that restarted most.
         previous: Read the previous (terminated) instance of the container instead of the
             current one.
-        tail: Read only the last N lines (1-5000).
+        tail: Read only the last N lines.
         grep: Keep only lines matching this text or regular expression (case-insensitive).
         since: Only lines from this recent window, e.g. 30m or 2h.
     """
@@ -67,7 +69,7 @@ async def k8s_pod_logs(
     start = ctx.now - parse_duration(since) if since else None
     text = await ctx.cluster.pod_logs(
         namespace, name_of(obj), chosen, previous=previous,
-        tail_lines=max(1, min(tail, 5000)), since=start,
+        tail_lines=tail, since=start,
     )
     lines = [_plain(line) for line in text.splitlines() if line.strip()]
     result: dict[str, Any] = {}

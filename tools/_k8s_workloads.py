@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from engines.errors import ToolError
 from tools._k8s_common import (
@@ -46,7 +48,7 @@ async def k8s_list_pods(
     selector: str | None = None,
     node: str | None = None,
     problems_only: bool = False,
-    limit: int = 20,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
     ip: str | None = None,
 ) -> dict[str, Any]:
     """List pods like `kubectl get pods -o wide`: status, ready/total, restarts, last exit
@@ -59,7 +61,7 @@ async def k8s_list_pods(
         node: Only pods scheduled on this node.
         problems_only: Only pods that are not healthy (pending, waiting, not ready, failed,
             or restarted within the last hour).
-        limit: Most pods to return (1-100).
+        limit: Most pods to return.
         ip: Only the pod with this IP address, e.g. one that a log line names as a peer.
     """
     check_namespace(ctx, namespace)
@@ -95,7 +97,7 @@ async def k8s_list_pods(
         "total": len(rows),
         "unhealthy": sum(1 for healthy, *_ in rows if not healthy),
         "by_status": dict(statuses.most_common()),
-        "pods": cut(shown, max(1, min(limit, 100))),
+        "pods": cut(shown, limit),
     }
     return finish(result, pods)
 
@@ -158,7 +160,7 @@ async def k8s_list_workloads(
     kind: WorkloadKind | None = None,
     name: str | None = None,
     problems_only: bool = False,
-    limit: int = 30,
+    limit: Annotated[int, Field(ge=1, le=100)] = 30,
 ) -> dict[str, Any]:
     """List Deployments, StatefulSets, DaemonSets, Jobs and CronJobs with ready/desired,
     images, failing conditions and a roll-up of their pods (statuses, restarts, last exit
@@ -169,7 +171,7 @@ async def k8s_list_workloads(
         kind: Only this kind of workload.
         name: Only the workload with this name (shows details).
         problems_only: Only workloads that are not healthy.
-        limit: Most workloads to return (1-100).
+        limit: Most workloads to return.
     """
     check_namespace(ctx, namespace)
     kinds = [kind] if kind else ["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]
@@ -194,7 +196,7 @@ async def k8s_list_workloads(
     rows.sort(key=lambda item: item[:3])
     result = {"namespace": namespace or "all", "total": len(rows),
               "unhealthy": sum(1 for healthy, *_ in rows if not healthy),
-              "workloads": cut([row for *_, row in rows], max(1, min(limit, 100)))}
+              "workloads": cut([row for *_, row in rows], limit)}
     return finish(result, [*workloads, *pods])
 
 

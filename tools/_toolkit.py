@@ -78,6 +78,12 @@ def time_window(
     return begin, stop
 
 
+def default_step(start: datetime, end: datetime) -> int:
+    """The step of a range read: about 180 points per window, in whole minutes (one minute
+    at least), enough for a change point and few enough for a cheap query."""
+    return max(60, round((end - start).total_seconds() / 180 / 60) * 60)
+
+
 def iso(moment: datetime) -> str:
     """Second-precision UTC RFC 3339, the shortest unambiguous form."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -14,7 +14,9 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from engines.errors import ToolRetryError
 from tools._patterns import MAX_LINES, Line, as_dict, condense, headline, mine
@@ -93,7 +95,7 @@ async def logs_search(
     since: str = "1h",
     start: str | None = None,
     end: str | None = None,
-    limit: int = 15,
+    limit: Annotated[int, Field(ge=1, le=100)] = 15,
 ) -> dict[str, Any]:
     """Search the log store and return the newest matching lines (lines alike but for their
     numbers collapsed as ×N), the total number of matches, and their split by service and
@@ -108,12 +110,12 @@ async def logs_search(
         since: How far back from now, e.g. 30m, 2h, 1d. Ignored when start is given.
         start: Window start as RFC 3339, e.g. 2026-11-30T09:00:00Z.
         end: Window end as RFC 3339; defaults to now.
-        limit: Most lines to return (1-100).
+        limit: Most lines to return.
     """
     begin, stop = time_window(ctx.now, since, start, end)
     query = _query(ctx, begin, stop, text=text, level=level, service=service,
                    namespace=namespace, pod=pod)
-    hits = await ctx.logs.search(query, limit=max(1, min(limit, 100)))
+    hits = await ctx.logs.search(query, limit=limit)
     result: dict[str, Any] = {"window": _window(begin, stop), "total": hits.total}
     if hits.total > len(hits.records):
         levels, services = await asyncio.gather(
@@ -162,7 +164,7 @@ async def logs_error_patterns(
     since: str = "1h",
     start: str | None = None,
     end: str | None = None,
-    limit: int = 8,
+    limit: Annotated[int, Field(ge=1, le=50)] = 8,
 ) -> dict[str, Any]:
     """Group matching log lines into message templates (variable parts masked as <NUM>,
     <IP>, <*>), most frequent first, each with its count, first and last time seen, one real
@@ -177,7 +179,7 @@ async def logs_error_patterns(
         since: How far back from now, e.g. 30m, 2h, 1d. Ignored when start is given.
         start: Window start as RFC 3339, e.g. 2026-11-30T09:00:00Z.
         end: Window end as RFC 3339; defaults to now.
-        limit: Most patterns to return (1-50).
+        limit: Most patterns to return.
     """
     begin, stop = time_window(ctx.now, since, start, end)
     query = _query(ctx, begin, stop, text=text, level=level, service=service,
@@ -190,7 +192,7 @@ async def logs_error_patterns(
         result["note"] = (f"patterns counted on the newest {len(records)} of {hits.total} lines; "
                           "first_seen is within that sample")
     result["distinct_patterns"] = len(patterns)
-    result["patterns"] = cut([as_dict(p) for p in patterns], max(1, min(limit, 50))) or \
+    result["patterns"] = cut([as_dict(p) for p in patterns], limit) or \
         "no line matches"
     if not service:
         services = Counter(r.service for r in records if r.service)
@@ -210,7 +212,7 @@ async def logs_count_over_time(
     since: str = "6h",
     start: str | None = None,
     end: str | None = None,
-    buckets: int = 24,
+    buckets: Annotated[int, Field(ge=4, le=60)] = 24,
 ) -> dict[str, Any]:
     """Count matching log lines per time bucket, and find the moment the rate changed (a
     change point with the rate before and after), the peak bucket, and the top services.
@@ -224,12 +226,12 @@ async def logs_count_over_time(
         since: How far back from now, e.g. 30m, 6h, 1d. Ignored when start is given.
         start: Window start as RFC 3339, e.g. 2026-11-30T09:00:00Z.
         end: Window end as RFC 3339; defaults to now.
-        buckets: About how many buckets to split the window into (4-60).
+        buckets: About how many buckets to split the window into.
     """
     begin, stop = time_window(ctx.now, since, start, end)
     query = _query(ctx, begin, stop, text=text, level=level, service=service,
                    namespace=namespace, pod=pod)
-    wanted = (stop - begin).total_seconds() / max(4, min(buckets, 60))
+    wanted = (stop - begin).total_seconds() / buckets
     interval = next((i for i in _INTERVALS if i >= wanted), _INTERVALS[-1])
     counts, services = await asyncio.gather(
         ctx.logs.count_over_time(query, interval_seconds=interval),

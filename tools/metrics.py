@@ -12,16 +12,25 @@ import asyncio
 import difflib
 import re
 from collections.abc import Mapping
-from datetime import datetime
 from functools import partial
 from itertools import pairwise
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from engines.errors import ToolError
 from tools import _signals
 from tools._k8s_common import Owners, name_of, quantity
 from tools._series import change_point, increases, summarize
-from tools._toolkit import check_namespace, cut, finish, iso, round_to, time_window
+from tools._toolkit import (
+    check_namespace,
+    cut,
+    default_step,
+    finish,
+    iso,
+    round_to,
+    time_window,
+)
 from tools.context import ToolContext
 from tools.registry import Tool, tool
 from tools.sources.base import Series
@@ -34,11 +43,6 @@ _LATENCY = ("http_request_duration_seconds_bucket", "http_server_requests_second
             "http_request_duration_milliseconds_bucket", "grpc_server_handling_seconds_bucket")
 _WORKLOAD_LABELS = ("service", "app", "job", "deployment", "app_kubernetes_io_name")
 _COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket")
-
-
-def _step(start: datetime, end: datetime) -> int:
-    """About 180 points per window, in whole minutes (one minute at least)."""
-    return max(60, round((end - start).total_seconds() / 180 / 60) * 60)
 
 
 async def _pods(ctx: ToolContext, namespace: str, workload: str) -> tuple[str, set[str], list[str]]:
@@ -121,7 +125,7 @@ async def metrics_workload_signals(
     """
     check_namespace(ctx, namespace)
     begin, stop = time_window(ctx.now, since, start, end)
-    step = _step(begin, stop)
+    step = default_step(begin, stop)
     regex, known, siblings = await _pods(ctx, namespace, workload)
     pod_match = {"namespace": namespace, "pod": "~" + regex}
     containers = {**pod_match, "container": "~.+"}
@@ -219,7 +223,7 @@ async def metrics_query(
     since: str = "1h",
     start: str | None = None,
     end: str | None = None,
-    limit: int = 10,
+    limit: Annotated[int, Field(ge=1, le=30)] = 10,
 ) -> dict[str, Any]:
     """Summarise every series of one metric over a window: min/mean/max/last per series
     (counters ending in _total/_count/_sum as per-second rates; *_bucket histograms as
@@ -232,12 +236,12 @@ async def metrics_query(
         since: How far back from now, e.g. 30m, 3h, 1d. Ignored when start is given.
         start: Window start as RFC 3339.
         end: Window end as RFC 3339; defaults to now.
-        limit: Most series to return (1-30), the highest first.
+        limit: Most series to return, the highest first.
     """
     matchers = dict(labels or {})
     check_namespace(ctx, matchers.get("namespace"))
     begin, stop = time_window(ctx.now, since, start, end)
-    step = _step(begin, stop)
+    step = default_step(begin, stop)
     found = [s for s in await ctx.metrics.series(metric, matchers, begin, stop, step_seconds=step)
              if ctx.allows_namespace(s.labels.get("namespace"))]
     if not found:
@@ -268,7 +272,7 @@ async def metrics_query(
                              "before": round_to(change.before), "after": round_to(change.after)}
         rows.append((-stats.maximum, row))
     rows.sort(key=lambda item: item[0])
-    result["by_series"] = cut([row for _, row in rows], max(1, min(limit, 30)))
+    result["by_series"] = cut([row for _, row in rows], limit)
     return finish(result, partial(_matrix, found))
 
 
@@ -276,8 +280,7 @@ async def _is_counter(ctx: ToolContext, metric: str, found: list[Series]) -> boo
     """Read as per-second rates: counters, and the `_count`/`_sum` of histograms and
     summaries. The declared type decides when the source knows it; otherwise the name's
     suffix does, if every series only rises."""
-    lookup = getattr(ctx.metrics, "metric_type", None)
-    declared = await lookup(metric) if callable(lookup) else None
+    declared = await ctx.metrics.metric_type(metric)
     if declared:
         return declared == "counter" or (declared in ("histogram", "summary") and
                                          metric.endswith(("_count", "_sum")))
@@ -295,11 +298,9 @@ def _only_rises(series: Series) -> bool:
 def _not_found(ctx: ToolContext, metric: str, matchers: dict[str, str]) -> str:
     """Say what is missing, with close metric names when the source can list them."""
     text = f"no series of {metric} matching {matchers or 'any labels'} in the window"
-    lister = getattr(ctx.metrics, "metric_names", None)
-    if callable(lister):
-        close = difflib.get_close_matches(metric, lister(), n=5, cutoff=0.5)
-        if close:
-            text += f"; similar metric names: {', '.join(close)}"
+    close = difflib.get_close_matches(metric, ctx.metrics.metric_names(), n=5, cutoff=0.5)
+    if close:
+        text += f"; similar metric names: {', '.join(close)}"
     return text
 
 

@@ -1,4 +1,4 @@
-"""Raw PromQL, offered only when the metric source is a live Prometheus.
+"""Raw PromQL, offered only when the metric source evaluates it (a live Prometheus).
 
 The workload signals answer the usual questions from raw series, identically in the
 sandbox and live; this tool is for the rest (a ratio across services, a recording rule, a
@@ -12,13 +12,15 @@ one is refused.
 from __future__ import annotations
 
 import re
-from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from engines.errors import ConstraintViolationError, ToolError
 from tools._series import change_point, summarize
 from tools._toolkit import (
     cut,
+    default_step,
     finish,
     iso,
     parse_duration,
@@ -29,15 +31,9 @@ from tools._toolkit import (
 )
 from tools.context import ToolContext
 from tools.registry import Tool, tool
-from tools.sources.base import Series
-from tools.sources.live_prometheus import PrometheusMetrics, QueryResult
+from tools.sources.base import MetricSource, QueryResult, Series
 
 _NAMESPACE_MATCHER = re.compile(r"""\bnamespace\s*=~?\s*["'`]([^"'`]*)["'`]""")
-
-
-def _default_step(start: datetime, end: datetime) -> int:
-    """About 180 points per window, in whole minutes (one minute at least)."""
-    return max(60, round((end - start).total_seconds() / 180 / 60) * 60)
 
 
 def _refuse_excluded(ctx: ToolContext, query: str) -> None:
@@ -64,7 +60,7 @@ async def metrics_promql(
     start: str | None = None,
     end: str | None = None,
     step: str | None = None,
-    limit: int = 10,
+    limit: Annotated[int, Field(ge=1, le=30)] = 10,
 ) -> dict[str, Any]:
     """Run a PromQL expression on the live Prometheus and summarise the answer: how many
     series, and per series min/mean/max/last and the change point where its level shifted
@@ -78,23 +74,23 @@ async def metrics_promql(
         start: Window start as RFC 3339.
         end: Window end (or the instant) as RFC 3339; defaults to now.
         step: Resolution of a range query, e.g. 30s, 1m, 5m; default about 180 points.
-        limit: Most series to show (1-30), the highest first.
+        limit: Most series to show, the highest first.
     """
-    metrics = ctx.metrics
-    if not isinstance(metrics, PrometheusMetrics):
+    engine = ctx.metrics.promql
+    if engine is None:
         raise ToolError("metrics_promql needs a live Prometheus; use metrics_query instead")
     _refuse_excluded(ctx, query)
     if instant:
         at = parse_instant(end) if end else ctx.now
-        answer = await metrics.query(query, at)
+        answer = await engine.query(query, at)
         window = f"at {iso(at)}"
     else:
         begin, stop = time_window(ctx.now, since, start, end)
         seconds = (int(parse_duration(step).total_seconds()) if step
-                   else _default_step(begin, stop))
-        answer = await metrics.query_range(query, begin, stop, max(1, seconds))
+                   else default_step(begin, stop))
+        answer = await engine.query_range(query, begin, stop, max(1, seconds))
         window = f"{iso(begin)} to {iso(stop)}, step {answer.step_seconds}s"
-    return _summary(ctx, query, answer, window, max(1, min(limit, 30)))
+    return _summary(ctx, query, answer, window, limit)
 
 
 def _summary(ctx: ToolContext, query: str, answer: QueryResult, window: str,
@@ -153,9 +149,10 @@ def _row(series: Series, common: dict[str, str], *, ranged: bool) -> Row | None:
 PROMQL_TOOLS: tuple[Tool, ...] = (metrics_promql,)
 
 
-def live_metric_tools(metrics: object) -> tuple[Tool, ...]:
-    """The PromQL tool when the metric source is a live Prometheus, else nothing."""
-    return PROMQL_TOOLS if isinstance(metrics, PrometheusMetrics) else ()
+def live_metric_tools(metrics: MetricSource) -> tuple[Tool, ...]:
+    """The PromQL tool when the metric source evaluates PromQL (a live Prometheus), else
+    nothing."""
+    return PROMQL_TOOLS if metrics.promql is not None else ()
 
 
 __all__ = ["PROMQL_TOOLS", "live_metric_tools", "metrics_promql"]

@@ -1,30 +1,29 @@
 """The `@tool` decorator: a typed, documented async function becomes a tool.
 
-The JSON schema comes from the type hints and the Google-style docstring, so a tool is
-described once, where it is written. Arguments from the model are validated by a pydantic
-model built from the same signature: a wrong argument becomes a precise hint back to the
-model (retry), never a crash and never a silent `{}`.
+The JSON schema comes from the type hints (bounds included, as `Annotated[int, Field(...)]`)
+and the Google-style docstring (read by `docstring_parser`), so a tool is described once,
+where it is written. Arguments from the model are validated by a pydantic model built from
+the same signature: a wrong argument (one out of its bounds too) becomes a precise hint
+back to the model (retry), never a crash and never a silent `{}`.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
 
+import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from engines._schema import clean_schema
 from engines.errors import ToolRetryError
 from engines.model import ToolSpec
+from tools.context import ToolContext
 
 ToolFunction = Callable[..., Awaitable[Any]]
 Describer = Callable[[dict[str, Any]], str]
-
-_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
-_ARG_LINE = re.compile(r"^\s{2,}(?P<name>\w+)(\s*\([^)]*\))?:\s*(?P<text>.*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,32 +44,21 @@ class ToolResult:
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into the summary and the per-argument texts."""
-    summary: list[str] = []
-    args: dict[str, str] = {}
-    in_args = False
-    current: str | None = None
-    for line in inspect.cleandoc(doc).splitlines():
-        if _ARGS_HEADER.match(line):
-            in_args = True
-            continue
-        if in_args:
-            if match := _ARG_LINE.match("  " + line if not line.startswith(" ") else line):
-                indent = len(line) - len(line.lstrip())
-                if indent <= 4 and match.group("name"):
-                    current = match.group("name")
-                    args[current] = match.group("text").strip()
-                    continue
-            if not line.strip():
-                in_args = False
-                current = None
-                continue
-            if current:
-                args[current] += " " + line.strip()
-            continue
-        summary.append(line)
-    text = "\n".join(summary).strip()
-    return text, args
+    """Split a Google-style docstring into the description and the per-argument texts
+    (each on one line: the model reads no layout)."""
+    parsed = docstring_parser.parse(doc, docstring_parser.DocstringStyle.GOOGLE)
+    arguments = {p.arg_name: " ".join((p.description or "").split()) for p in parsed.params}
+    return (parsed.description or "").strip(), arguments
+
+
+def _context_parameter(function: ToolFunction, hints: dict[str, Any]) -> str | None:
+    """The name of the parameter annotated `ToolContext`, wherever it stands (None: the
+    tool needs no context). Every other parameter is an argument the model gives."""
+    found = [name for name, hint in hints.items() if name != "return"
+             and isinstance(hint, type) and issubclass(hint, ToolContext)]
+    if len(found) > 1:
+        raise TypeError(f"tool {function.__name__} takes {len(found)} ToolContext parameters")
+    return found[0] if found else None
 
 
 @dataclass(frozen=True)
@@ -85,10 +73,17 @@ class Tool:
     timeout: float = 20.0
     describe: Describer | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
+    context_parameter: str | None = None
 
     @property
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
+
+    def run(self, context: ToolContext, arguments: Mapping[str, Any]) -> Awaitable[Any]:
+        """Call the function with validated arguments, the context under its own name."""
+        if self.context_parameter is None:
+            return self.function(**arguments)
+        return self.function(**{self.context_parameter: context}, **arguments)
 
     def validate(self, arguments: dict[str, Any] | None, raw: str = "") -> dict[str, Any]:
         """Check the model's arguments; a `ToolRetryError` tells the model how to fix them."""
@@ -126,10 +121,13 @@ def tool(
     describe: Describer | str | None = None,
     name: str | None = None,
 ) -> Callable[[ToolFunction], Tool]:
-    """Turn `async def f(ctx, arg: T = default, ...)` into a `Tool`.
+    """Turn `async def f(ctx: ToolContext, arg: T = default, ...)` into a `Tool`.
 
-    The first parameter is the tool context and is not shown to the model. `describe` is a
-    format string over the arguments (missing ones render empty) or a function of them.
+    The parameter annotated `ToolContext` (anywhere in the signature, or none) is not shown
+    to the model; every other one is an argument, described by its docstring line. Bounds
+    and other constraints are declared in the hint (`Annotated[int, Field(ge=1, le=100)]`):
+    the schema shows them and validation enforces them. `describe` is a format string over
+    the arguments (missing ones render empty) or a function of them.
     """
 
     def decorate(function: ToolFunction) -> Tool:
@@ -138,17 +136,21 @@ def tool(
         summary, arg_docs = _parse_docstring(function.__doc__ or "")
         if not summary:
             raise TypeError(f"tool {function.__name__} needs a docstring: it is its description")
-        hints = get_type_hints(function)
+        hints = get_type_hints(function, include_extras=True)
+        context = _context_parameter(function, hints)
         fields: dict[str, Any] = {}
-        parameters = list(inspect.signature(function).parameters.values())[1:]
-        for parameter in parameters:
+        for parameter in inspect.signature(function).parameters.values():
+            if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+                raise TypeError(f"tool {function.__name__}: {parameter.name} must be a named "
+                                "parameter (the toolset passes everything by name)")
+            if parameter.name == context:
+                continue
             if parameter.name not in hints:
                 raise TypeError(f"tool {function.__name__}: {parameter.name} needs a type hint")
             default = ... if parameter.default is inspect.Parameter.empty else parameter.default
-            fields[parameter.name] = (
-                hints[parameter.name],
-                Field(default, description=arg_docs.get(parameter.name)),
-            )
+            doc = arg_docs.get(parameter.name)  # None would hide a description in the hint
+            info = Field(default) if doc is None else Field(default, description=doc)
+            fields[parameter.name] = (hints[parameter.name], info)
         arguments_model: type[BaseModel] = create_model(
             f"{function.__name__}_arguments",
             __config__=ConfigDict(extra="forbid"),
@@ -176,6 +178,7 @@ def tool(
             timeout=timeout,
             describe=describer,
             parameters=schema,
+            context_parameter=context,
         )
 
     return decorate

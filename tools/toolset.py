@@ -129,7 +129,7 @@ class Toolset:
     async def _run(self, tool: Tool, arguments: dict[str, Any], started: float) -> ToolResult:
         try:
             async with asyncio.timeout(tool.timeout):
-                data = await tool.function(self.context, **arguments)
+                data = await tool.run(self.context, arguments)
         except TimeoutError:
             raise ToolError(f"{tool.name} timed out after {tool.timeout:g}s") from None
         except TriageError as exc:

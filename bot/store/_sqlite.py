@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import Connection, event
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 BUSY_TIMEOUT_MS = 10_000
 BEGIN_OPTION = "sqlite_begin"
@@ -52,21 +53,24 @@ def _on_begin(connection: Connection) -> None:
     connection.exec_driver_sql(f"BEGIN {mode}")
 
 
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, OperationalError | sqlite3.OperationalError) and "locked" in str(exc)
+
+
 async def ensure_wal(engine: AsyncEngine) -> None:
     """Switch the file to WAL (a no-op once it is), retrying while another process holds
     the lock: up to about the busy timeout, without blocking the event loop."""
-    for attempt in range(WAL_ATTEMPTS):
-        try:
+    retrying = AsyncRetrying(stop=stop_after_attempt(WAL_ATTEMPTS),
+                             wait=wait_exponential(multiplier=0.02, max=0.5),
+                             retry=retry_if_exception(_locked), sleep=asyncio.sleep,
+                             reraise=True)
+    async for attempt in retrying:
+        with attempt:
             async with engine.connect() as conn:
                 # On the driver's connection: outside any transaction, as SQLite requires.
                 driver = (await conn.get_raw_connection()).driver_connection
                 assert driver is not None
                 await driver.execute("PRAGMA journal_mode=WAL")
-            return
-        except (OperationalError, sqlite3.OperationalError) as exc:
-            if "locked" not in str(exc) or attempt == WAL_ATTEMPTS - 1:
-                raise
-            await asyncio.sleep(min(0.5, 0.02 * 2**attempt))
 
 
 def configure_sqlite(engine: AsyncEngine) -> None:

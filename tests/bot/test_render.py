@@ -9,13 +9,14 @@ from typing import Literal
 
 import pytest
 import yaml
+from slack_sdk.signature import Clock, SignatureVerifier
 
 import bot
 from bot import charts, cli, render
 from bot.access import AccessPolicy
 from bot.app import SlackSettings
 from bot.dedupe import EventDeduper
-from bot.server import MalformedRequestError, Signature, check_payload
+from bot.server import MalformedRequestError, check_payload, signed
 from engines.diagnosis import Diagnosis
 from engines.errors import ConfigurationError
 from engines.events import ObservationReceived, ToolCalled
@@ -116,13 +117,28 @@ def test_malformed_payloads_are_refused(body: str) -> None:
         check_payload(body, content_type)
 
 
+class _At1000(Clock):
+    def now(self) -> float:
+        return 1000.0
+
+
 def test_signature_is_checked_over_raw_bytes_and_expires() -> None:
-    signature = Signature("secret", clock=lambda: 1000.0)
-    body = b"\xff{not utf-8"
-    assert signature.valid(body, "1000", sign("secret", "1000", body))
-    assert not signature.valid(body, "1000", sign("other", "1000", body))
-    assert not signature.valid(body, "600", sign("secret", "600", body)), "replayed too late"
-    assert not signature.valid(body, "soon", "v0=00")
+    verifier = SignatureVerifier("secret", clock=_At1000())
+
+    def headers(timestamp: str, signature: str) -> dict[str, str]:
+        return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature}
+
+    body = '{"type": "event_callback", "text": "caf\u00e9"}'.encode()
+    assert signed(verifier, body, headers("1000", sign("secret", "1000", body)))
+    assert not signed(verifier, body, headers("1000", sign("other", "1000", body)))
+    assert not signed(verifier, body, headers("600", sign("secret", "600", body))), \
+        "replayed too late"
+    assert not signed(verifier, body, headers("soon", "v0=00")), "no number: no crash"
+    assert not signed(verifier, body, {}), "no headers at all"
+    undecodable = b"\xff{not utf-8"
+    assert not signed(verifier, undecodable, headers("1000", sign("secret", "1000",
+                                                                  undecodable))), \
+        "not UTF-8, so not Slack's: unverifiable, never a crash"
 
 
 def test_access_lists_accept_what_people_paste() -> None:

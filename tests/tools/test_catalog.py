@@ -15,11 +15,19 @@ from tools.catalog import ALL_TOOLS, available_tools
 from tools.kubernetes import KUBERNETES_TOOLS
 from tools.logs import LOG_TOOLS
 from tools.metrics import METRIC_TOOLS
+from tools.promql import PROMQL_TOOLS
 from tools.registry import Tool
 from tools.sources.base import Sources
 
 NAME = re.compile(r"^(k8s|logs|metrics)_[a-z]+(_[a-z]+)*$")
 PREFIX = {"k8s": KUBERNETES_TOOLS, "logs": LOG_TOOLS, "metrics": METRIC_TOOLS}
+PROSE_BOUND = re.compile(r"(?<![\d:T-])\d+ ?[-–] ?\d+(?![\d:T-])|between \d+ and \d+|"
+                         r"(at most|at least|up to|no more than) \d+", re.IGNORECASE)
+BOUNDS = {("k8s_list_workloads", "limit"): (1, 100), ("k8s_list_pods", "limit"): (1, 100),
+          ("k8s_events", "limit"): (1, 100), ("k8s_pod_logs", "tail"): (1, 5000),
+          ("logs_search", "limit"): (1, 100), ("logs_error_patterns", "limit"): (1, 50),
+          ("logs_count_over_time", "buckets"): (4, 60), ("metrics_query", "limit"): (1, 30),
+          ("metrics_promql", "limit"): (1, 30)}
 
 
 def test_names_are_unique_and_by_backend_and_verb() -> None:
@@ -64,6 +72,8 @@ def _example(spec: dict[str, Any]) -> Any:
         ("k8s_events", {"type": "Error"}),  # not Warning or Normal
         ("logs_search", {"text": ["a", "b"]}),
         ("metrics_query", {"metric": "up", "labels": "pod=x"}),
+        ("k8s_list_pods", {"limit": 500}),  # out of its bounds: said, not clamped
+        ("logs_count_over_time", {"buckets": 2}),
     ],
 )
 def test_bad_arguments_ask_for_a_retry(name: str, arguments: dict[str, Any]) -> None:
@@ -90,3 +100,16 @@ def test_descriptions_of_calls_for_the_thread() -> None:
         "Reading previous logs of shop/x"
     assert by_name["k8s_list_pods"].one_line({"namespace": None}) == \
         "Listing pods in all namespaces"
+
+
+def test_bounds_are_in_the_schemas_not_in_the_prose() -> None:
+    """A model reads `minimum`/`maximum` and validation enforces them; a bound said only in
+    a description is neither checked nor always read."""
+    declared = {}
+    for tool in ALL_TOOLS + PROMQL_TOOLS:
+        for name, prop in tool.parameters["properties"].items():
+            said = PROSE_BOUND.search(prop.get("description", ""))
+            assert said is None, f"{tool.name}.{name} states {said and said[0]!r} in prose"
+            if "minimum" in prop or "maximum" in prop:
+                declared[(tool.name, name)] = (prop.get("minimum"), prop.get("maximum"))
+    assert declared == BOUNDS

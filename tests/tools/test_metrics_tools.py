@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engines.errors import ConstraintViolationError, ToolError
-from tests.tools._tooling import call, context
+from tests.tools._tooling import RawSeriesStore, call, context
 from tools import _signals
 from tools.context import ToolContext
 from tools.sources.base import Sample, Series, Sources
@@ -110,13 +110,13 @@ def test_requests_without_status_codes_and_latency_without_buckets() -> None:
     assert _signals.latency([], "x_bucket")["why"] == "no observations in the window"
 
 
-async def test_sandbox_metric_names_are_an_optional_extra() -> None:
+async def test_the_sandbox_lists_its_metric_names() -> None:
     ctx = context()
     assert isinstance(ctx.sources.metrics, SandboxMetrics)
     assert "http_requests_total" in ctx.sources.metrics.metric_names()
 
 
-class _GrpcOnly:
+class _GrpcOnly(RawSeriesStore):
     """A metric store that holds only a gRPC server's handling-time histogram."""
 
     async def series(self, metric: str, matchers: Any, start: datetime, end: datetime, *,
@@ -168,7 +168,7 @@ def test_a_workload_whose_pods_use_several_times_their_cpu_is_abnormal() -> None
     assert steady["abnormal"] is False and "usage_per_pod_change" not in steady
 
 
-class _Gauges:
+class _Gauges(RawSeriesStore):
     """A store whose connection gauge ends in _count: `# TYPE ... gauge` says what it is."""
 
     def __init__(self, declared: str | None) -> None:

@@ -132,9 +132,40 @@ class Series:
     samples: Sequence[Sample]
 
 
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """A PromQL answer: `matrix` and `vector` carry series, `scalar`/`string` one value."""
+
+    result_type: str
+    series: list[Series]
+    value: float | str | None = None
+    step_seconds: int | None = None
+
+
+class PromQL(Protocol):
+    """A PromQL engine: what the raw-PromQL tool needs beyond raw series."""
+
+    async def query(self, promql: str, at: datetime) -> QueryResult:
+        """An instant query evaluated at `at`."""
+        ...
+
+    async def query_range(
+        self, promql: str, start: datetime, end: datetime, step_seconds: int
+    ) -> QueryResult:
+        """A range query from `start` to `end`, a point every `step_seconds` (or more,
+        if the engine bounds the number of points)."""
+        ...
+
+
 @runtime_checkable
 class MetricSource(Protocol):
-    """A metric store (Prometheus in live use)."""
+    """A metric store (Prometheus in live use).
+
+    Besides raw series, the tools ask it which metric names exist (to suggest one when a
+    name matches nothing), which type a metric's family declares (a counter is read as a
+    rate, a gauge as it is) and whether it evaluates PromQL itself (the `metrics_promql`
+    tool is offered only then).
+    """
 
     async def series(
         self,
@@ -150,6 +181,22 @@ class MetricSource(Protocol):
         A matcher value starting with `~` is a regular expression (as PromQL's `=~`).
         Samples come at most every `step_seconds`.
         """
+        ...
+
+    def metric_names(self) -> list[str]:
+        """The metric names the store holds, as far as it knows without asking (a live
+        store answers from its last refresh); empty when it cannot tell."""
+        ...
+
+    async def metric_type(self, metric: str) -> str | None:
+        """The type declared for the family `metric` belongs to (`counter`, `gauge`,
+        `histogram`, `summary`...), or None when nothing declares one."""
+        ...
+
+    @property
+    def promql(self) -> PromQL | None:
+        """The store's own PromQL engine, or None when it has none (a scenario is raw
+        samples, not a PromQL engine)."""
         ...
 
 

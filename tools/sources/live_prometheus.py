@@ -18,29 +18,18 @@ import math
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
 from engines.errors import BackendError
-from tools.sources.base import Sample, Series, family_of, sample_type
+from tools.sources.base import PromQL, QueryResult, Sample, Series, family_of, sample_type
 
 MAX_POINTS = 1100  # per series; Prometheus itself refuses more than 11,000
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _NAMES_TTL = 300.0  # seconds a cached list of metric names is trusted
-
-
-@dataclass(frozen=True, slots=True)
-class QueryResult:
-    """A PromQL answer: `matrix` and `vector` carry series, `scalar`/`string` one value."""
-
-    result_type: str
-    series: list[Series]
-    value: float | str | None = None
-    step_seconds: int | None = None
 
 
 def selector(metric: str, matchers: Mapping[str, str]) -> str:
@@ -71,7 +60,7 @@ def bounded_step(start: datetime, end: datetime, step_seconds: int) -> int:
 
 
 class PrometheusMetrics:
-    """A MetricSource (plus raw PromQL) over one Prometheus server (module docstring)."""
+    """A MetricSource over one Prometheus server, its own PromQL engine (module docstring)."""
 
     def __init__(self, client: httpx.AsyncClient, *, url: str) -> None:
         self._client = client
@@ -141,6 +130,11 @@ class PrometheusMetrics:
                         break
             self._types[family] = sample_type(metric, found) or ""
         return self._types[family] or None
+
+    @property
+    def promql(self) -> PromQL:
+        """Prometheus evaluates PromQL: `query` and `query_range` below."""
+        return self
 
     async def refresh_metric_names(self) -> list[str]:
         data = await self._get("/api/v1/label/__name__/values", {})

@@ -364,12 +364,17 @@ class SandboxMetrics:
         return found
 
     def metric_names(self) -> list[str]:
-        """Every metric name the scenario holds (an optional extra, not in the protocol)."""
+        """Every metric name the scenario holds."""
         return sorted(self._by_name)
 
     async def metric_type(self, metric: str) -> str | None:
-        """The type its `# TYPE` line declares (an optional extra, not in the protocol)."""
+        """The type its family's `# TYPE` line declares."""
         return sample_type(metric, self._types)
+
+    @property
+    def promql(self) -> None:
+        """None: a scenario is raw samples, there is no PromQL engine behind it."""
+        return None
 
 
 def _matcher(value: str) -> Callable[[str], bool]:
