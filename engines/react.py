@@ -25,7 +25,7 @@ from engines._loop import LoopDetector, call_key
 from engines._replay import replay
 from engines._schema import clean_schema
 from engines.constraints import ConstraintInbox, ConstraintSet
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import SUBMIT_TOOL, Diagnosis
 from engines.errors import ModelError, TriageError
 from engines.events import (
     ConstraintApplied,
@@ -60,7 +60,6 @@ from engines.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
-SUBMIT_TOOL = "submit_diagnosis"
 SUBMIT_SPEC = ToolSpec(
     SUBMIT_TOOL,
     "Submit the final diagnosis and end the investigation. Evidence quotes must be copied "

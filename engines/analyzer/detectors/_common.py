@@ -8,23 +8,42 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 
 from engines.analyzer.facts import Event, Facts, LogPattern, Pod, Ref, owns, parse_stamp
+from tools.kubernetes import (
+    k8s_describe_pod,
+    k8s_events,
+    k8s_get_object,
+    k8s_list_autoscalers,
+    k8s_list_ingresses,
+    k8s_list_network_policies,
+    k8s_list_nodes,
+    k8s_list_pods,
+    k8s_list_quotas,
+    k8s_list_services,
+    k8s_list_workloads,
+    k8s_pod_logs,
+    k8s_rollout_history,
+)
+from tools.logs import logs_error_patterns, logs_search
+from tools.metrics import metrics_query, metrics_workload_signals
 
-DESCRIBE = "k8s_describe_pod"
-PODS = "k8s_list_pods"
-WORKLOADS = "k8s_list_workloads"
-EVENTS = "k8s_events"
-NODES = "k8s_list_nodes"
-ROLLOUT = "k8s_rollout_history"
-SERVICES = "k8s_list_services"
-POLICIES = "k8s_list_network_policies"
-INGRESSES = "k8s_list_ingresses"
-AUTOSCALERS = "k8s_list_autoscalers"
-QUOTAS = "k8s_list_quotas"
-POD_LOGS = "k8s_pod_logs"
-LOG_PATTERNS = "logs_error_patterns"
-LOG_SEARCH = "logs_search"
-SIGNALS = "metrics_workload_signals"
-METRICS = "metrics_query"
+# The tools the analyzer reads, by the name each tool is registered under (its function's).
+DESCRIBE = k8s_describe_pod.name
+PODS = k8s_list_pods.name
+WORKLOADS = k8s_list_workloads.name
+EVENTS = k8s_events.name
+NODES = k8s_list_nodes.name
+ROLLOUT = k8s_rollout_history.name
+SERVICES = k8s_list_services.name
+POLICIES = k8s_list_network_policies.name
+INGRESSES = k8s_list_ingresses.name
+AUTOSCALERS = k8s_list_autoscalers.name
+QUOTAS = k8s_list_quotas.name
+POD_LOGS = k8s_pod_logs.name
+OBJECT = k8s_get_object.name
+LOG_PATTERNS = logs_error_patterns.name
+LOG_SEARCH = logs_search.name
+SIGNALS = metrics_workload_signals.name
+METRICS = metrics_query.name
 LOG_TOOLS = (LOG_PATTERNS, LOG_SEARCH, POD_LOGS)
 EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
 
