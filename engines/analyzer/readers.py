@@ -78,6 +78,13 @@ def _int(value: Any, default: int = 0) -> int:
         return default
 
 
+def _seconds(value: Any) -> int | None:
+    """A number of seconds the tool gave as a number; None when it gave none."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
 def _fraction(value: Any) -> tuple[int | None, int | None]:
     match = _FRACTION.search(str(value or ""))
     return (int(match.group(1)), int(match.group(2))) if match else (None, None)
@@ -109,7 +116,8 @@ def read_workloads(obs: Observation, facts: Facts) -> None:
             problems=_strs(row.get("problems")), restarts=_int(pods.get("restarts")),
             exit_reasons=_counts(pods.get("last_exit_reasons")),
             unhealthy_pods=_int(pods.get("unhealthy")), pod_total=_int(pods.get("total")),
-            statuses=_counts(pods.get("statuses")), age=str(row.get("age") or ""), source=obs)
+            statuses=_counts(pods.get("statuses")), age=str(row.get("age") or ""),
+            age_seconds=_seconds(row.get("age_seconds")), source=obs)
         facts.namespaces_seen.add(ns)
 
 

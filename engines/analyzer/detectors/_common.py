@@ -7,7 +7,16 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from engines.analyzer.facts import Event, Facts, LogPattern, Pod, Ref, owns, parse_stamp
+from engines.analyzer.facts import (
+    Event,
+    Facts,
+    LogPattern,
+    Pod,
+    Ref,
+    Workload,
+    owns,
+    parse_stamp,
+)
 from tools.kubernetes import (
     k8s_describe_pod,
     k8s_events,
@@ -51,16 +60,10 @@ RECENT = timedelta(hours=1)
 STALE_RUN = timedelta(days=1)  # a failed batch run older than this is a past story
 
 
-_AGE = re.compile(r"(\d+)([dhms])")
-_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def age_of(text: str) -> timedelta | None:
-    """An age as the tools print it ("2d3h", "37m") as a duration; None if unreadable."""
-    parts = _AGE.findall(text or "")
-    if not parts or "".join(n + u for n, u in parts) != text.strip():
-        return None
-    return timedelta(seconds=sum(int(n) * _UNITS[u] for n, u in parts))
+def older_than(workload: Workload, age: timedelta) -> bool:
+    """Whether the workload is known to be older than `age` (the tool's number, not its
+    text); one whose age was not given is not."""
+    return workload.age_seconds is not None and workload.age_seconds > age.total_seconds()
 
 
 def is_recent(moment: datetime | None, now: datetime, window: timedelta = RECENT) -> bool:
