@@ -13,7 +13,9 @@ from engines.model import AssistantMessage, Message, ToolMessage
 from engines.tokens import count_tokens
 
 KEEP_RECENT_MESSAGES = 8
-_STUB_PREFIX = "[older observation elided to save context"
+ELIDED_PREFIX = "[older observation elided to save context"
+"""How a compacted observation starts: the analyzer knows by it that the text is no longer
+the tool's, so it quotes nothing from it."""
 
 
 def _size(message: Message) -> int:
@@ -58,10 +60,10 @@ class History:
             message = self._messages[index]
             if not isinstance(message, ToolMessage) or message.status == "error":
                 continue
-            if message.content.startswith(_STUB_PREFIX):
+            if message.content.startswith(ELIDED_PREFIX):
                 continue
             first_line = message.content.splitlines()[0][:120] if message.content else ""
-            stub = f"{_STUB_PREFIX}; call {message.name} again if needed] {first_line}"
+            stub = f"{ELIDED_PREFIX}; call {message.name} again if needed] {first_line}"
             self._messages[index] = replace(message, content=stub)
             size = _size(self._messages[index])
             self._total += size - self._sizes[index]

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engines.diagnosis import SUBMIT_TOOL
 from engines.model import (
     AssistantMessage,
     Message,
@@ -27,7 +28,6 @@ from engines.model import (
     ToolSpec,
     UserMessage,
 )
-from engines.prompts import SUBMIT_TOOL
 
 STOP_SEQUENCES = ("\nObservation:",)
 

@@ -1,4 +1,5 @@
-"""The diagnosis schema of scenario-format.md and the scoring rule that judges one.
+"""The diagnosis schema of scenario-format.md, the tool that submits one, the sentence that
+rejects one, and the scoring rule that judges one.
 
 Pydantic validates what the model submits, so an invalid diagnosis can be sent back to the
 model with the exact validation error instead of being accepted half-formed.
@@ -29,6 +30,9 @@ Category = Literal[
 ]
 
 CATEGORIES: tuple[str, ...] = get_args(Category)
+SUBMIT_TOOL = "submit_diagnosis"
+"""The tool a model calls to hand in its diagnosis: the engine offers it, the prompts name it,
+the analyzer calls it."""
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 
 
@@ -73,6 +77,25 @@ class Diagnosis(BaseModel):
         if len(value) > 20:
             raise ValueError("give at most 20 evidence quotes, the strongest first")
         return value
+
+
+REJECTION_PREFIX = "The previous diagnosis"
+REJECTION_PHRASE = REJECTION_PREFIX + " {category} of {culprit} was rejected: {reason}"
+"""How a rejected diagnosis is told to the next attempt (by Reflexion, or a human's "wrong"):
+the analyzer recognises it (analyzer/rejections.py) and never submits that answer again, so
+the sentence is defined here once for the writer and the reader. {culprit} is
+`str(Culprit)`: "Deployment shop/checkout", or "Node ip-10-0-1-2" when cluster-scoped."""
+NOTHING_FOUND_PHRASE = REJECTION_PREFIX + " attempt found nothing: {reason}"
+
+
+def rejection_message(diagnosis: Diagnosis | None, reason: str) -> str:
+    """The sentence that tells a retry which diagnosis was rejected and why (or that the
+    attempt submitted none)."""
+    if diagnosis is None:
+        return NOTHING_FOUND_PHRASE.format(reason=reason.strip())
+    return REJECTION_PHRASE.format(
+        category=diagnosis.category, culprit=str(diagnosis.culprit), reason=reason.strip()
+    )
 
 
 class Truth(BaseModel):

@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from engines.diagnosis import CATEGORIES
-
-SUBMIT_TOOL = "submit_diagnosis"
+from engines.diagnosis import CATEGORIES, SUBMIT_TOOL
 
 CATEGORY_MEANINGS: dict[str, str] = {
     "oom_killed": "a container is killed for exceeding its memory limit",

@@ -25,7 +25,7 @@ from engines._loop import LoopDetector, call_key
 from engines._replay import replay
 from engines._schema import clean_schema
 from engines.constraints import ConstraintInbox, ConstraintSet
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import SUBMIT_TOOL, Diagnosis
 from engines.errors import ModelError, TriageError
 from engines.events import (
     ConstraintApplied,
@@ -60,7 +60,6 @@ from engines.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
-SUBMIT_TOOL = "submit_diagnosis"
 SUBMIT_SPEC = ToolSpec(
     SUBMIT_TOOL,
     "Submit the final diagnosis and end the investigation. Evidence quotes must be copied "
@@ -197,7 +196,8 @@ class ReactEngine:
         after_step: AfterStep | None = None,
         resume: Sequence[Event] = (),
     ) -> InvestigationResult:
-        """Investigate `incident` and return how it ended. Never raises for run failures.
+        """Investigate `incident` and return how it ended. Never raises for run failures
+        (a `TriageError`, the timeout); a bug raises, so that it is not taken for one.
 
         `constraints` is the set the toolset enforces (its context's set); constraints that
         arrive in `inbox` are added to it at the start of each step. `resume` is the event
@@ -271,10 +271,9 @@ class ReactEngine:
             reason, detail = "timeout", f"no diagnosis within {self.config.timeout_seconds:g}s"
         except TriageError as exc:
             reason, detail, error = "failed", str(exc), exc
-        except Exception as exc:  # a bug must end this run cleanly, not the bot
-            log.exception("investigation %s crashed", incident.id)
-            reason, detail = "failed", f"internal error: {type(exc).__name__}: {exc}"
-            error = TriageError(detail)
+        # Nothing broader: a bug (or a test double's AssertionError, such as an exhausted
+        # script) is not a failure to report as a stopped run. It propagates to the caller,
+        # whose last-resort handler (bot.investigations, bot.evaluation) says so.
         if error is not None:
             await run.emit(ErrorOccurred(incident.id, run.step, detail, fatal=True))
         elif run.diagnosis is None:

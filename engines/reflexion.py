@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from engines.constraints import ConstraintInbox, ConstraintSet
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import Diagnosis, rejection_message
 from engines.errors import ModelError
 from engines.events import (
     Event,
@@ -36,7 +36,6 @@ from engines.react import (
     emit,
 )
 
-REJECTION_PREFIX = "The previous diagnosis"
 _SPACES = re.compile(r"\s+")
 _NO_RETRY = frozenset({"stopped", "failed", "timeout", "token_budget"})
 
@@ -79,10 +78,7 @@ def evaluate(result: InvestigationResult, min_confidence: float = 0.5) -> Verdic
 
 def rejection_note(diagnosis: Diagnosis | None, problems: Sequence[str]) -> str:
     """How a rejected diagnosis is told to the next attempt (the analyzer parses it)."""
-    why = "; ".join(problems) or "rejected"
-    if diagnosis is None:
-        return f"{REJECTION_PREFIX} attempt found nothing: {why}."
-    return f"{REJECTION_PREFIX} {diagnosis.category} of {diagnosis.culprit} was rejected: {why}."
+    return rejection_message(diagnosis, "; ".join(problems) or "rejected") + "."
 
 
 RETRY_MARGIN = 0.1  # how much more confident a retry's answer must be to replace an earlier one

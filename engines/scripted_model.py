@@ -2,8 +2,11 @@
 
 `ScriptedModel` plays a fixed list of turns and fails when asked for one more, or when a
 turn is left unplayed (`assert_all_used`), so a test cannot pass by accident with the
-engine taking fewer or more steps than the author meant. `FunctionModel` hands each
-request to a function, for tests whose next turn depends on what the engine sent.
+engine taking fewer or more steps than the author meant. Every model made inside
+`recording()` is collected, so a test harness can check them all when a test ends (the
+suite's tests/conftest.py does, for every test) instead of trusting each test to ask.
+`FunctionModel` hands each request to a function, for tests whose next turn depends on
+what the engine sent.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from engines.model import ModelReply, ModelRequest, ToolCall
@@ -20,6 +24,7 @@ TurnFunction = Callable[[ModelRequest], ModelReply | Awaitable[ModelReply]]
 Turn = ModelReply | TurnFunction | BaseException
 
 _ids = itertools.count(1)
+_recordings: list[list[ScriptedModel]] = []
 
 
 class ScriptExhaustedError(AssertionError):
@@ -64,6 +69,8 @@ class ScriptedModel:
         self._name = name
         self.requests: list[ModelRequest] = []
         self.failure: ScriptExhaustedError | None = None
+        for made in _recordings:
+            made.append(self)
 
     @property
     def name(self) -> str:
@@ -94,6 +101,22 @@ class ScriptedModel:
                 f"{self._name}: {self.remaining} of {len(self._turns)} scripted turns were "
                 "never used"
             )
+
+
+@contextmanager
+def recording() -> Iterator[list[ScriptedModel]]:
+    """Collect every `ScriptedModel` made inside the block (blocks may nest).
+
+    A model can be exhausted inside code that catches everything (a bot's last-resort
+    handler), and a test can forget `assert_all_used`: the harness that wraps each test in
+    `recording()` checks every model afterwards, so neither lets a test pass by accident.
+    """
+    made: list[ScriptedModel] = []
+    _recordings.append(made)
+    try:
+        yield made
+    finally:
+        _recordings[:] = [other for other in _recordings if other is not made]
 
 
 class FunctionModel:

@@ -27,7 +27,7 @@ from tools._k8s_common import (
     when,
 )
 from tools._k8s_events import _UID, routine_events, summarize_events
-from tools._toolkit import ago, check_namespace, cut, finish, shorten
+from tools._toolkit import ago, check_namespace, cut, finish, seconds_since, shorten
 from tools.context import ToolContext
 from tools.redact import redact_env
 from tools.registry import tool
@@ -223,7 +223,9 @@ def _workload_row(
     row["images"] = [c.get("image") for c in containers]
     if revision := (meta(obj).get("annotations") or {}).get(_REVISION):
         row["revision"] = revision
-    row["age"] = ago(meta(obj).get("creationTimestamp"), ctx.now)
+    created = meta(obj).get("creationTimestamp")
+    row["age"] = ago(created, ctx.now)
+    row["age_seconds"] = seconds_since(created, ctx.now)  # so no reader parses "3d" back
     problems = _bad_conditions(obj)
     if kind == "Deployment":
         for rs in replicasets:

@@ -89,12 +89,20 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def ago(moment: datetime | str | None, now: datetime) -> str | None:
-    """How long before `now`, kubectl-style: 45s, 12m, 3h5m, 2d4h."""
+def seconds_since(moment: datetime | str | None, now: datetime) -> int | None:
+    """Whole seconds from `moment` to `now` (negative if it is later): the number behind
+    `ago`, for a result's readers that compare ages rather than read them."""
     if moment is None or moment == "":
         return None
     when = moment if isinstance(moment, datetime) else parse_time(moment)
-    seconds = int((now - when).total_seconds())
+    return int((now - when).total_seconds())
+
+
+def ago(moment: datetime | str | None, now: datetime) -> str | None:
+    """How long before `now`, kubectl-style: 45s, 12m, 3h5m, 2d4h."""
+    seconds = seconds_since(moment, now)
+    if seconds is None:
+        return None
     sign, seconds = ("-", -seconds) if seconds < 0 else ("", seconds)
     days, rest = divmod(seconds, 86400)
     hours, rest = divmod(rest, 3600)

@@ -57,7 +57,8 @@ class Workload:
     unhealthy_pods: int = 0
     pod_total: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
-    age: str = ""
+    age: str = ""  # as the tool says it ("3d"), for the text of a clue
+    age_seconds: int | None = None  # the same age as a number, for comparing
     source: Observation | None = None
 
 

@@ -40,9 +40,9 @@ from engines.analyzer.reflect import reflect
 from engines.analyzer.rejections import parse_rejections
 from engines.analyzer.scope import Scope, build_scope
 from engines.analyzer.transcript import Transcript, read_transcript
+from engines.diagnosis import SUBMIT_TOOL
 from engines.model import ModelReply, ModelRequest, ToolCall, UserMessage
 
-SUBMIT_TOOL = "submit_diagnosis"
 LAST_TURN = 8  # submit by this turn of an attempt whatever happens: the step budget
 
 

@@ -33,6 +33,24 @@ from engines.analyzer.facts import (
     parse_stamp,
 )
 from engines.analyzer.transcript import Observation
+from tools.kubernetes import (
+    k8s_describe_pod,
+    k8s_events,
+    k8s_get_object,
+    k8s_list_autoscalers,
+    k8s_list_ingresses,
+    k8s_list_network_policies,
+    k8s_list_nodes,
+    k8s_list_pods,
+    k8s_list_quotas,
+    k8s_list_services,
+    k8s_list_workloads,
+    k8s_pod_logs,
+    k8s_rollout_history,
+)
+from tools.logs import logs_error_patterns, logs_search
+from tools.metrics import metrics_query, metrics_workload_signals
+from tools.registry import Tool
 
 _FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
 _READY_OF = re.compile(r"(\d+) ready of (\d+) matching")
@@ -58,6 +76,13 @@ def _int(value: Any, default: int = 0) -> int:
         return int(value)
     except (TypeError, ValueError):
         return default
+
+
+def _seconds(value: Any) -> int | None:
+    """A number of seconds the tool gave as a number; None when it gave none."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
 
 
 def _fraction(value: Any) -> tuple[int | None, int | None]:
@@ -91,7 +116,8 @@ def read_workloads(obs: Observation, facts: Facts) -> None:
             problems=_strs(row.get("problems")), restarts=_int(pods.get("restarts")),
             exit_reasons=_counts(pods.get("last_exit_reasons")),
             unhealthy_pods=_int(pods.get("unhealthy")), pod_total=_int(pods.get("total")),
-            statuses=_counts(pods.get("statuses")), age=str(row.get("age") or ""), source=obs)
+            statuses=_counts(pods.get("statuses")), age=str(row.get("age") or ""),
+            age_seconds=_seconds(row.get("age_seconds")), source=obs)
         facts.namespaces_seen.add(ns)
 
 
@@ -384,25 +410,29 @@ def read_object(obs: Observation, facts: Facts) -> None:
     facts.objects[ref] = ObjectRead(ref, parse_stamp(meta.get("creationTimestamp")), obs)
 
 
+_READ_BY_TOOL: tuple[tuple[Tool, Callable[[Observation, Facts], None]], ...] = (
+    (k8s_list_workloads, read_workloads),
+    (k8s_list_pods, read_pods),
+    (k8s_describe_pod, read_describe),
+    (k8s_events, read_events),
+    (k8s_list_nodes, read_nodes),
+    (k8s_rollout_history, read_rollout),
+    (k8s_list_services, read_services),
+    (k8s_list_network_policies, read_policies),
+    (k8s_list_autoscalers, read_autoscalers),
+    (k8s_list_ingresses, read_ingresses),
+    (k8s_list_quotas, read_quotas),
+    (logs_error_patterns, read_log_patterns),
+    (logs_search, read_log_search),
+    (k8s_pod_logs, read_pod_logs),
+    (metrics_workload_signals, read_signals),
+    (k8s_get_object, read_object),
+    (metrics_query, read_metric_query),
+)
 READERS: dict[str, Callable[[Observation, Facts], None]] = {
-    "k8s_list_workloads": read_workloads,
-    "k8s_list_pods": read_pods,
-    "k8s_describe_pod": read_describe,
-    "k8s_events": read_events,
-    "k8s_list_nodes": read_nodes,
-    "k8s_rollout_history": read_rollout,
-    "k8s_list_services": read_services,
-    "k8s_list_network_policies": read_policies,
-    "k8s_list_autoscalers": read_autoscalers,
-    "k8s_list_ingresses": read_ingresses,
-    "k8s_list_quotas": read_quotas,
-    "logs_error_patterns": read_log_patterns,
-    "logs_search": read_log_search,
-    "k8s_pod_logs": read_pod_logs,
-    "metrics_workload_signals": read_signals,
-    "k8s_get_object": read_object,
-    "metrics_query": read_metric_query,
+    tool.name: read for tool, read in _READ_BY_TOOL
 }
+"""The reader of each tool's result, by the name the tool is registered under."""
 
 
 def build_facts(observations: Iterable[Observation], now: datetime,

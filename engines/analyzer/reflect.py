@@ -19,10 +19,10 @@ from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.narrate import CATEGORY_WORDS, name
 from engines.analyzer.ranking import rank
 from engines.analyzer.readers import build_facts
-from engines.analyzer.rejections import Rejection, parse_rejections, rejection_message
+from engines.analyzer.rejections import Rejection, parse_rejections
 from engines.analyzer.scope import build_scope
 from engines.analyzer.transcript import read_transcript
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import Diagnosis, rejection_message
 from engines.model import Message, UserMessage
 
 _CLOCK = re.compile(r"the time now is (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")

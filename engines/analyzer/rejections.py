@@ -1,4 +1,4 @@
-"""How a rejected diagnosis is said, so that a retry does not submit it again.
+"""How a rejected diagnosis is read back, so that a retry does not submit it again.
 
 A Reflexion engine (or a human) that rejects a diagnosis tells the next attempt in one
 sentence of a fixed shape, in a user message or in the lessons:
@@ -6,26 +6,37 @@ sentence of a fixed shape, in a user message or in the lessons:
     The previous diagnosis <category> of <culprit> was rejected: <why>
 
 where <culprit> is `Culprit.__str__` ("Deployment shop/checkout", or "Node ip-10-0-1-2"
-for a cluster-scoped object). The shape is a module constant so the engine that writes the
-sentence and the analyzer that reads it cannot drift apart; `rejection_message` builds it.
+for a cluster-scoped object). The sentence is `engines.diagnosis.REJECTION_PHRASE`, which
+the engine writes with `rejection_message`; the pattern here is built from its words, so
+the writer and the reader cannot drift apart.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import REJECTION_PHRASE
 
-REJECTION_PHRASE = "The previous diagnosis {category} of {culprit} was rejected: {reason}"
-"""The exact sentence a retry recognises; {culprit} is `str(Culprit)`."""
 
-_REJECTION = re.compile(
-    r"The previous diagnosis (?P<category>[a-z_]+) of (?P<kind>[A-Za-z]+) "
-    r"(?:(?P<namespace>[a-z0-9][-a-z0-9.]*)/)?(?P<name>[A-Za-z0-9][-A-Za-z0-9._]*?)"
-    r" was rejected\b(?::[ \t]*(?P<reason>.*?)(?=\.(?:\s|$)|\n|$))?"
-)
+def _pattern() -> re.Pattern[str]:
+    """REJECTION_PHRASE as a regex: its words verbatim, the culprit split into kind,
+    namespace and name, the reason optional (a sentence cut after "was rejected")."""
+    parsed = list(string.Formatter().parse(REJECTION_PHRASE))
+    assert [field for _, field, _, _ in parsed] == ["category", "culprit", "reason"], parsed
+    head, of, verdict = (literal for literal, *_ in parsed)
+    said = verdict.removesuffix(": ")  # " was rejected", then ": <reason>" if not cut off
+    return re.compile(
+        re.escape(head) + r"(?P<category>[a-z_]+)" + re.escape(of)
+        + r"(?P<kind>[A-Za-z]+) (?:(?P<namespace>[a-z0-9][-a-z0-9.]*)/)?"
+        r"(?P<name>[A-Za-z0-9][-A-Za-z0-9._]*?)"
+        + re.escape(said) + r"\b(?::[ \t]*(?P<reason>.*?)(?=\.(?:\s|$)|\n|$))?"
+    )
+
+
+_REJECTION = _pattern()
 # What an evaluator says of an answer it merely doubts: the answer may still be right, and a
 # retry's alternative must be compared with it, not preferred to it by default.
 DOUBTS = ("confidence ", "the evidence ", "no evidence", "the category is unknown")
@@ -53,13 +64,6 @@ class Rejection:
         pod name the same culprit for the scoring rule)."""
         return (self.category == category and self.name == name
                 and (self.namespace == namespace or self.kind == "Node"))
-
-
-def rejection_message(diagnosis: Diagnosis, reason: str) -> str:
-    """The sentence that tells a retry which diagnosis was rejected, and why."""
-    return REJECTION_PHRASE.format(
-        category=diagnosis.category, culprit=str(diagnosis.culprit), reason=reason.strip()
-    )
 
 
 def parse_rejections(texts: Iterable[str]) -> tuple[Rejection, ...]:

@@ -13,10 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engines._history import ELIDED_PREFIX
 from engines._loop import call_key
 from engines.model import AssistantMessage, Message, ToolMessage, UserMessage
-
-ELIDED_PREFIX = "[older observation elided"
 
 
 @dataclass(frozen=True, slots=True)

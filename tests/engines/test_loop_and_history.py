@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from engines._history import History
+from engines._history import ELIDED_PREFIX, History
 from engines._loop import LoopDetector
+from engines.analyzer.transcript import read_transcript
 from engines.model import AssistantMessage, ToolCall, ToolMessage, UserMessage
 
 
@@ -46,8 +47,11 @@ def test_compaction_elides_old_observations_but_keeps_errors_and_recent_steps() 
     messages = history.messages
     assert messages[0].content == "incident: checkout 502s"
     assert messages[4].content.startswith("result 1")  # the error observation is kept whole
-    assert messages[2].content.startswith("[older observation elided")
+    assert messages[2].content.startswith(ELIDED_PREFIX)
     assert all("elided" not in m.content for m in messages[-8:])
+    # The analyzer quotes nothing from an elided observation: its text is not the tool's.
+    quotable = [o.quotable for o in read_transcript(messages).observations]
+    assert quotable[0] is False and quotable[1] is True and quotable[-1] is True
 
 
 def test_no_compaction_within_budget() -> None:

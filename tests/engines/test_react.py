@@ -14,7 +14,13 @@ from engines.events import Event
 from engines.incident import Incident
 from engines.model import ModelReply, ModelRequest, ToolMessage, Usage
 from engines.react import EngineConfig, ReactEngine
-from engines.scripted_model import FunctionModel, ScriptedModel, call, reply
+from engines.scripted_model import (
+    FunctionModel,
+    ScriptedModel,
+    ScriptExhaustedError,
+    call,
+    reply,
+)
 from tools.context import ToolContext
 from tools.registry import Tool, tool
 from tools.sources.base import Sources
@@ -106,7 +112,6 @@ async def test_investigation_ends_with_a_validated_diagnosis() -> None:
         ]
     )
     result, events = await investigate(model, toolset, constraints)
-    model.assert_all_used()
     assert result.reason == "diagnosed"
     assert result.diagnosis is not None and result.diagnosis.category == "oom_killed"
     assert (result.steps, result.tool_calls) == (2, 1)
@@ -330,6 +335,24 @@ async def test_a_model_that_never_calls_tools_is_stopped() -> None:
     result, _ = await investigate(model, toolset, constraints)
     assert result.reason == "failed"
     assert "without calling a tool" in result.detail
+
+
+@pytest.mark.leftover_turns  # the exhausted script is the point, and is checked here
+async def test_an_exhausted_script_is_not_swallowed_by_the_engine() -> None:
+    toolset, constraints = make()
+    model = ScriptedModel([reply("look", call("k8s_pods", {"namespace": "shop"}))])
+    with pytest.raises(ScriptExhaustedError, match="called 2 times but only 1 turns"):
+        await investigate(model, toolset, constraints)
+
+
+async def test_a_bug_is_raised_not_passed_off_as_a_failed_run() -> None:
+    toolset, constraints = make()
+
+    def broken(request: ModelRequest) -> ModelReply:
+        raise KeyError("thought")
+
+    with pytest.raises(KeyError, match="thought"):
+        await investigate(FunctionModel(broken), toolset, constraints)
 
 
 async def test_a_failing_sink_does_not_end_the_investigation() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from engines.constraints import ConstraintInbox
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import REJECTION_PREFIX, Diagnosis
 from engines.events import Event, ReflectionRecorded
 from engines.incident import Incident
 from engines.model import ModelReply, ModelRequest, Usage, UserMessage
 from engines.react import EngineConfig, InvestigationResult
-from engines.reflexion import REJECTION_PREFIX, ReflexionEngine, evaluate
+from engines.reflexion import ReflexionEngine, evaluate
 from engines.scripted_model import FunctionModel, ScriptedModel, call, reply
 from tests.engines.test_react import DIAGNOSIS, NOW, k8s_pods, make
 

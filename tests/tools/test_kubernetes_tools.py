@@ -8,6 +8,7 @@ import pytest
 
 from engines.errors import BackendError, ConstraintViolationError, ToolError, ToolRetryError
 from tests.tools._tooling import call, context, text
+from tools.compress import fit
 from tools.redact import MASK
 
 OOM_POD = "checkout-7c9d5f8b4-x2k4p"
@@ -55,6 +56,15 @@ async def test_list_workloads_by_name_shows_resources() -> None:
     assert container["liveness_probe"].startswith("http-get")
     with pytest.raises(ToolError):
         await call(context(), "k8s_list_workloads", namespace="shop", name="nope")
+
+
+async def test_a_workload_s_age_is_told_in_words_and_given_in_seconds() -> None:
+    """Readers compare the number (the analyzer judges a failed run's age by it); a model
+    reads the words."""
+    data = await call(context(), "k8s_list_workloads", namespace="shop", name="checkout")
+    row = data["workloads"][0]
+    assert (row["age"], row["age_seconds"]) == ("30d", 30 * 86400)  # created 2026-10-31T10:00
+    assert "\n  age: 30d\n  age_seconds: 2592000\n" in fit(data, 4000)[0]  # as a model sees it
 
 
 async def test_describe_pod_finds_the_oom_kill() -> None:

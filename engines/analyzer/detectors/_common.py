@@ -7,24 +7,52 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from engines.analyzer.facts import Event, Facts, LogPattern, Pod, Ref, owns, parse_stamp
+from engines.analyzer.facts import (
+    Event,
+    Facts,
+    LogPattern,
+    Pod,
+    Ref,
+    Workload,
+    owns,
+    parse_stamp,
+)
+from tools.kubernetes import (
+    k8s_describe_pod,
+    k8s_events,
+    k8s_get_object,
+    k8s_list_autoscalers,
+    k8s_list_ingresses,
+    k8s_list_network_policies,
+    k8s_list_nodes,
+    k8s_list_pods,
+    k8s_list_quotas,
+    k8s_list_services,
+    k8s_list_workloads,
+    k8s_pod_logs,
+    k8s_rollout_history,
+)
+from tools.logs import logs_error_patterns, logs_search
+from tools.metrics import metrics_query, metrics_workload_signals
 
-DESCRIBE = "k8s_describe_pod"
-PODS = "k8s_list_pods"
-WORKLOADS = "k8s_list_workloads"
-EVENTS = "k8s_events"
-NODES = "k8s_list_nodes"
-ROLLOUT = "k8s_rollout_history"
-SERVICES = "k8s_list_services"
-POLICIES = "k8s_list_network_policies"
-INGRESSES = "k8s_list_ingresses"
-AUTOSCALERS = "k8s_list_autoscalers"
-QUOTAS = "k8s_list_quotas"
-POD_LOGS = "k8s_pod_logs"
-LOG_PATTERNS = "logs_error_patterns"
-LOG_SEARCH = "logs_search"
-SIGNALS = "metrics_workload_signals"
-METRICS = "metrics_query"
+# The tools the analyzer reads, by the name each tool is registered under (its function's).
+DESCRIBE = k8s_describe_pod.name
+PODS = k8s_list_pods.name
+WORKLOADS = k8s_list_workloads.name
+EVENTS = k8s_events.name
+NODES = k8s_list_nodes.name
+ROLLOUT = k8s_rollout_history.name
+SERVICES = k8s_list_services.name
+POLICIES = k8s_list_network_policies.name
+INGRESSES = k8s_list_ingresses.name
+AUTOSCALERS = k8s_list_autoscalers.name
+QUOTAS = k8s_list_quotas.name
+POD_LOGS = k8s_pod_logs.name
+OBJECT = k8s_get_object.name
+LOG_PATTERNS = logs_error_patterns.name
+LOG_SEARCH = logs_search.name
+SIGNALS = metrics_workload_signals.name
+METRICS = metrics_query.name
 LOG_TOOLS = (LOG_PATTERNS, LOG_SEARCH, POD_LOGS)
 EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
 
@@ -32,16 +60,10 @@ RECENT = timedelta(hours=1)
 STALE_RUN = timedelta(days=1)  # a failed batch run older than this is a past story
 
 
-_AGE = re.compile(r"(\d+)([dhms])")
-_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def age_of(text: str) -> timedelta | None:
-    """An age as the tools print it ("2d3h", "37m") as a duration; None if unreadable."""
-    parts = _AGE.findall(text or "")
-    if not parts or "".join(n + u for n, u in parts) != text.strip():
-        return None
-    return timedelta(seconds=sum(int(n) * _UNITS[u] for n, u in parts))
+def older_than(workload: Workload, age: timedelta) -> bool:
+    """Whether the workload is known to be older than `age` (the tool's number, not its
+    text); one whose age was not given is not."""
+    return workload.age_seconds is not None and workload.age_seconds > age.total_seconds()
 
 
 def is_recent(moment: datetime | None, now: datetime, window: timedelta = RECENT) -> bool:

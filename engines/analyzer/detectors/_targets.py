@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engines.analyzer.detectors._common import pattern_workloads, phrase_in, pod_workload
+from engines.analyzer.detectors._resolvers import servers
 from engines.analyzer.facts import ROLLING, Facts, Ref, owns
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^@/\s]+@)?([A-Za-z0-9][-A-Za-z0-9_.]*)", re.I)
@@ -74,8 +76,6 @@ def addresses_in(text: str) -> list[tuple[str, str]]:
 def workload_at(ip: str, facts: Facts) -> Ref | None:
     """The workload of the pod known to have this IP (k8s_list_pods asked by ip); none when
     the IP is a node's, shared by the pods on its host network."""
-    from engines.analyzer.detectors._common import pod_workload
-
     owners = {pod_workload(facts, p) for p in facts.pods.values() if ip and p.ip == ip
               and p.node != ip}
     return owners.pop() if len(owners) == 1 else None
@@ -154,9 +154,6 @@ def unnamed_upstream(facts: Facts, caller: Ref, text: str) -> Ref | None:
 def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     """For each in-cluster workload named in another workload's log lines (by a host, or by
     its hyphenated name as a word), who named it."""
-    from engines.analyzer.detectors._common import pattern_workloads, phrase_in
-    from engines.analyzer.detectors.dns import servers
-
     graph: dict[Ref, set[Ref]] = {}
     resolvers = list(servers(facts))
     for pattern in facts.patterns:

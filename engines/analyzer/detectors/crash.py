@@ -20,10 +20,10 @@ from engines.analyzer.detectors._common import (
     PODS,
     STALE_RUN,
     WORKLOADS,
-    age_of,
     batch_owner,
     event_workload,
     is_recent,
+    older_than,
     oom_job,
     pattern_workloads,
     phrase_in,
@@ -149,8 +149,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 workload.source, (WORKLOADS,), "crash-rollup"))
         if ref.kind == "Job" and any("failed" in p for p in workload.problems):
             owner = batch_owner(facts, ref)
-            age = age_of(workload.age)
-            old = age is not None and age > STALE_RUN  # a past run, later ones may have passed
+            old = older_than(workload, STALE_RUN)  # a past run, later ones may have passed
             if not oom_job(facts, ref):  # a Job whose pods were OOMKilled did not crash
                 candidate(owner).clues.append(Clue(
                     0.1 if old else 0.35, f"Job {ref.name} has failed pods"
@@ -187,7 +186,7 @@ def _recovered(facts: Facts, ref: Ref) -> bool:
     retry succeeded, nothing is left undone."""
     runs = [w for r, w in facts.workloads.items() if r.kind == "Job"
             and batch_owner(facts, r) == ref and any("failed" in p for p in w.problems)
-            and not ((age := age_of(w.age)) is not None and age > STALE_RUN)]
+            and not older_than(w, STALE_RUN)]
     return bool(runs) and all(w.desired and w.ready is not None and w.ready >= w.desired
                               for w in runs)
 

@@ -15,8 +15,6 @@ without port 53 (policy.py) or a wrong host name is the likelier cause.
 
 from __future__ import annotations
 
-import re
-
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
     DESCRIBE,
@@ -27,59 +25,24 @@ from engines.analyzer.detectors._common import (
     level_of,
     pattern_workloads,
     phrase_in,
-    pod_workload,
 )
 from engines.analyzer.detectors._logs import STALE, Sighting, sightings
-from engines.analyzer.detectors.network import DNS, DNS_LOOKUP, serves_dns
-from engines.analyzer.facts import ROLLING, Facts, LogPattern, Ref, Service, Workload
+from engines.analyzer.detectors._resolvers import selects, servers, serves_dns
+from engines.analyzer.detectors.network import DNS, DNS_LOOKUP
+from engines.analyzer.facts import Facts, LogPattern, Ref, Service, Workload
 from engines.analyzer.scope import Scope
 
 RESOLUTION = (*DNS, *DNS_LOOKUP)
 UPSTREAM = ("i/o timeout", "read udp", "servfail", "connection refused", "no route to host",
             "timed out", "timeout")
 """What a DNS server logs when it cannot answer (its upstream is unreachable, it fails)."""
-_IMAGES = re.compile(r"(?<![a-z0-9])(coredns|kube-?dns|k8s-dns[-a-z]*|node-?cache|dnsmasq|"
-                     r"node-?local-?dns)(?![a-z0-9])", re.IGNORECASE)
-_NAMES = re.compile(r"^(?:core|kube-?|node-?local-?|cluster-?)dns$", re.IGNORECASE)
-_SELECTOR_VALUE = re.compile(r"=([-\w.]+)")
-
-
-def _image_name(image: str) -> str:
-    return image.rsplit("/", 1)[-1].split("@")[0].split(":")[0]
-
-
-def servers(facts: Facts) -> dict[Ref, str]:
-    """Workloads that serve DNS, each with the sign that shows it."""
-    found: dict[Ref, str] = {}
-    for ref, workload in sorted(facts.workloads.items(), key=lambda kv: str(kv[0])):
-        if ref.kind not in ROLLING:
-            continue
-        image = next((i for i in workload.images if _IMAGES.search(_image_name(i))), None)
-        if image is not None:
-            found[ref] = f"its image {_image_name(image)} is a DNS server"
-        elif _NAMES.match(ref.name):
-            found[ref] = "its name says it serves the cluster's DNS"
-    for pod in facts.pods.values():
-        owner = pod_workload(facts, pod)
-        if owner is not None and owner not in found and owner.kind in ROLLING and any(
-                p.split("/")[0].strip() == "53" for c in pod.containers for p in c.ports):
-            found[owner] = "its pods serve port 53"
-    for service in facts.services.values():
-        if not serves_dns(service):
-            continue
-        values = set(_SELECTOR_VALUE.findall(service.selector))
-        for ref in facts.workloads:
-            if ref.namespace == service.namespace and ref.kind in ROLLING and \
-                    ref.name in values and ref not in found:
-                found[ref] = f"Service {service.name} (port 53) selects it"
-    return found
 
 
 def _service_of(facts: Facts, ref: Ref, known: dict[Ref, str]) -> Service | None:
     """The port-53 Service in front of a DNS workload: the one whose selector names it, else
     the only one of its namespace when it is the namespace's only DNS workload."""
     mine = [s for s in facts.services.values() if s.namespace == ref.namespace and serves_dns(s)]
-    named = [s for s in mine if ref.name in _SELECTOR_VALUE.findall(s.selector)]
+    named = [s for s in mine if selects(s, ref.name)]
     if named:
         return named[0]
     alone = [r for r in known if r.namespace == ref.namespace]

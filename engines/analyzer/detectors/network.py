@@ -13,8 +13,9 @@ import re
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import LOG_TOOLS, SERVICES
 from engines.analyzer.detectors._logs import Sighting, sightings
+from engines.analyzer.detectors._resolvers import serves_dns
 from engines.analyzer.detectors._targets import hosts_in, resolve
-from engines.analyzer.facts import Facts, Ref, Service
+from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
 DNS = ("no such host", "nxdomain", "name resolution", "name or service not known",
@@ -30,11 +31,6 @@ BLOCKED = ("i/o timeout", "connection timed out", "connect timed out", "timed ou
            "no healthy upstream", "no endpoints available", "upstream connect error",
            "unreachable", "connection reset", "503", "502", "bad gateway", "econnreset",
            "etimedout", "ehostunreach", "enetunreach")
-
-
-def serves_dns(service: Service) -> bool:
-    """A Service with port 53: the cluster's resolver, whatever it is called."""
-    return any(p.split("→")[0].split("/")[0].strip() == "53" for p in service.ports)
 
 
 def names_service(sighting: Sighting, namespace: str, service: str, facts: Facts) -> bool:

@@ -20,9 +20,9 @@ from engines.analyzer.detectors._common import (
     SIGNALS,
     STALE_RUN,
     WORKLOADS,
-    age_of,
     batch_owner,
     is_recent,
+    older_than,
     oom_job,
     pattern_workloads,
     phrase_in,
@@ -93,9 +93,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     for ref, workload in facts.workloads.items():
         failed = [p for p in workload.problems if "failed" in p.lower()]
         if ref.kind == "Job" and failed and oom_job(facts, ref):
-            age = age_of(workload.age)
             candidate(batch_owner(facts, ref)).clues.append(Clue(
-                0.1 if age is not None and age > STALE_RUN else 0.3,
+                0.1 if older_than(workload, STALE_RUN) else 0.3,
                 f"Job {ref.name} failed: {failed[0][:100]}", (failed[0][:60], ref.name),
                 workload.source, (WORKLOADS,), "oom-job"))
     for ref, signals in facts.signals.items():

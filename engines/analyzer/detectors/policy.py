@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
     LOG_TOOLS,
+    OBJECT,
     POLICIES,
     first_of,
     signal_change,
@@ -283,8 +284,8 @@ def _blame(found: dict[Ref, Candidate], policy: Policy, sighting: Sighting, weig
     entry.affects = tuple(dict.fromkeys((*entry.affects, sighting.workload)))
     entry.fix = (f"Fix NetworkPolicy {policy.namespace}/{policy.name} to {remedy} (add the "
                  "missing rule), or roll it back if it was applied by mistake.")
-    follow = Followup("k8s_get_object", {"kind": "NetworkPolicy", "name": policy.name,
-                                         "namespace": policy.namespace},
+    follow = Followup(OBJECT, {"kind": "NetworkPolicy", "name": policy.name,
+                               "namespace": policy.namespace},
                       f"see when NetworkPolicy {policy.name} was created")
     if policy.created is None and follow not in entry.followups:
         entry.followups.append(follow)
@@ -306,7 +307,7 @@ def _age(facts: Facts, entry: Candidate, onset: datetime | None) -> None:
                     ((policy.created, "created"), (policy.changed, "changed")) if moment]
     if read is not None and read.created is not None:
         moments.append((read.created, "created", "creationTimestamp", read.source,
-                        "k8s_get_object"))
+                        OBJECT))
     if not moments:
         return
     if any(c.topic == "policy-stale" for c in entry.clues):

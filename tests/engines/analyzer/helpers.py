@@ -7,7 +7,7 @@ text is rendered the way the toolset renders it, so quotes are tested against re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engines.analyzer.candidates import Candidate
@@ -17,6 +17,7 @@ from engines.analyzer.ranking import rank
 from engines.analyzer.readers import build_facts
 from engines.analyzer.scope import Scope, build_scope
 from engines.analyzer.transcript import Observation
+from tools._toolkit import ago
 from tools.compress import fit
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
@@ -44,10 +45,11 @@ def ranked(facts: Facts, report: str, candidates: Sequence[Candidate]) -> list[C
 
 
 def workload(name: str, namespace: str = "shop", *, kind: str = "Deployment", ready: str = "3/3",
-             **extra: Any) -> dict[str, Any]:
-    """A k8s_list_workloads row."""
+             age: timedelta = timedelta(days=30), **extra: Any) -> dict[str, Any]:
+    """A k8s_list_workloads row (its age as the tool gives it: the text and the seconds)."""
     return {"kind": kind, "name": name, "namespace": namespace, "ready": ready,
-            "images": [f"registry.example.com/{name}:1.0.0"], "age": "30d", **extra}
+            "images": [f"registry.example.com/{name}:1.0.0"], "age": ago(NOW - age, NOW),
+            "age_seconds": int(age.total_seconds()), **extra}
 
 
 def workloads(*rows: dict[str, Any]) -> Observation:

@@ -5,8 +5,10 @@ only the place where the output should have appeared."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from engines.analyzer.detectors import crash, run_detectors
-from engines.analyzer.detectors._common import age_of, batch_owner
+from engines.analyzer.detectors._common import batch_owner
 from engines.analyzer.facts import Ref
 from tests.engines.analyzer.helpers import (
     categories,
@@ -34,7 +36,7 @@ def cron(name: str, namespace: str, reason: str, pods: int = 4) -> dict[str, obj
         "last_exit_reasons": {reason: pods}})
 
 
-def job(name: str, namespace: str, age: str, pods: int = 4) -> dict[str, object]:
+def job(name: str, namespace: str, age: timedelta, pods: int = 4) -> dict[str, object]:
     return workload(name, namespace, kind="Job", ready="", completed="0/1", failed=pods, age=age,
                     problems=[FAILED, f"{pods} failed pods"])
 
@@ -54,7 +56,7 @@ def portal() -> list[object]:
 def test_a_cron_run_whose_pods_were_oomkilled_is_the_cronjob_s_oom_not_a_crash() -> None:
     facts = facts_of(
         workloads(cron("payslip-export", "payroll", "OOMKilled"),
-                  job("payslip-export-29001234", "payroll", "1h10m"),
+                  job("payslip-export-29001234", "payroll", timedelta(hours=1, minutes=10)),
                   workload("staff-portal", "portal")),
         events(event("BackoffLimitExceeded", "Job/payslip-export-29001234",
                      "Job has reached the specified backoff limit", namespace="payroll",
@@ -74,13 +76,26 @@ def test_a_cron_run_whose_pods_were_oomkilled_is_the_cronjob_s_oom_not_a_crash()
 
 
 def test_a_failed_run_long_past_counts_little_and_a_fresh_one_is_its_cronjob_s() -> None:
-    def failed_run(age: str) -> list[object]:
+    def failed_run(age: timedelta) -> list[object]:
         facts = facts_of(workloads(cron("ledger-close", "books", "Error", pods=2),
                                    job("ledger-close-28990000", "books", age, pods=2)))
         return crash.detect(facts, scope_of(facts, "the ledger close file was not generated"))
 
-    fresh, past = failed_run("40m"), failed_run("3d2h")
+    fresh, past = failed_run(timedelta(minutes=40)), failed_run(timedelta(days=3, hours=2))
     assert categories(fresh) == categories(past) == [("crash_loop", "ledger-close")]
     assert [c.weight for c in fresh[0].clues if c.topic == "job"] == [0.35]
-    assert [c.weight for c in past[0].clues if c.topic == "job"] == [0.1]
-    assert age_of("3d2h") is not None and age_of("soon") is None
+    (old,) = [c for c in past[0].clues if c.topic == "job"]
+    assert old.weight == 0.1 and "(3d ago)" in old.note  # the number judged, the text told
+
+
+def test_a_failed_run_s_age_is_read_as_the_number_the_tool_gives() -> None:
+    """The text may say anything ("3d", or a form no parser knows): the seconds decide."""
+    def weight(**age: object) -> float:
+        row = job("ledger-close-28990000", "books", timedelta(minutes=40), pods=2) | age
+        facts = facts_of(workloads(cron("ledger-close", "books", "Error", pods=2), row))
+        found = crash.detect(facts, scope_of(facts, "the ledger close file was not generated"))
+        return next(c.weight for c in found[0].clues if c.topic == "job")
+
+    assert weight(age="40m", age_seconds=3 * 86400) == 0.1
+    assert weight(age="3d", age_seconds=40 * 60) == 0.35
+    assert weight(age="3d") == 0.35  # no number: not known to be old

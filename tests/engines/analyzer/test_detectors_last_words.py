@@ -4,6 +4,7 @@ probes; and where to look when the workload the report names is fine."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from engines.analyzer.detectors import crash, run_detectors
@@ -41,7 +42,7 @@ def cron(name: str, failed: int, total: int) -> dict[str, Any]:
 
 def run(name: str, completed: str, failed: int, problems: list[str]) -> dict[str, Any]:
     return workload(name, "foodbank", kind="Job", ready="", completed=completed, failed=failed,
-                    age="44m", problems=problems)
+                    age=timedelta(minutes=44), problems=problems)
 
 
 def last_words(pod: str, line: str, state: str = "terminated: Error (exit 1)") -> Any:

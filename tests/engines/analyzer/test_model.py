@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Sequence
 
 from bot.wiring import build_toolset, engine_config, investigate, scenario_setting
-from engines.analyzer import AnalyzerModel, reflect, rejection_message
+from engines.analyzer import AnalyzerModel, reflect
 from engines.analyzer.model import decide
 from engines.constraints import ConstraintInbox, ConstraintSet, parse_constraint
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import Diagnosis, rejection_message
 from engines.events import ConstraintApplied, Event, ToolCalled
 from engines.incident import Incident
 from engines.model import ModelRequest, ToolSpec, UserMessage

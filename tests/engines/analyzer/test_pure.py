@@ -7,9 +7,16 @@ from engines.analyzer.diagnose import diagnosis_arguments
 from engines.analyzer.facts import Ref
 from engines.analyzer.quotes import cut_quote
 from engines.analyzer.ranking import rank
-from engines.analyzer.rejections import REJECTION_PHRASE, parse_rejections, rejection_message
+from engines.analyzer.rejections import parse_rejections
 from engines.analyzer.scope import build_scope
-from engines.diagnosis import Culprit, Diagnosis
+from engines.diagnosis import (
+    REJECTION_PHRASE,
+    REJECTION_PREFIX,
+    Culprit,
+    Diagnosis,
+    rejection_message,
+)
+from engines.reflexion import rejection_note
 from tests.engines.analyzer.helpers import NOW, facts_of, workload, workloads
 
 WRAPPED = """events:
@@ -46,6 +53,19 @@ def test_rejection_sentence_round_trips() -> None:
     (found,) = parse_rejections(["noise", text, text])
     assert found.matches("oom_killed", "Deployment", "shop", "checkout")
     assert not found.matches("crash_loop", "Deployment", "shop", "checkout")
+
+
+def test_the_note_reflexion_writes_is_the_sentence_the_analyzer_reads() -> None:
+    diagnosis = Diagnosis(category="crash_loop", culprit=Culprit(
+        kind="Deployment", namespace="shop", name="cart"), summary="s", confidence=0.3)
+    doubted = rejection_note(diagnosis, ["confidence 0.30 is below 0.50"])
+    refuted = rejection_note(diagnosis, ["a human said: it is the database"])
+    (found,) = parse_rejections([doubted])
+    assert found.matches("crash_loop", "Deployment", "shop", "cart") and found.doubted
+    (found,) = parse_rejections([refuted])
+    assert not found.doubted
+    nothing = rejection_note(None, ["no diagnosis was submitted"])
+    assert nothing.startswith(REJECTION_PREFIX) and parse_rejections([nothing]) == ()
 
 
 def test_rejection_of_a_node_has_no_namespace() -> None:
