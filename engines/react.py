@@ -196,8 +196,9 @@ class ReactEngine:
         after_step: AfterStep | None = None,
         resume: Sequence[Event] = (),
     ) -> InvestigationResult:
-        """Investigate `incident` and return how it ended. Never raises for run failures
-        (a `TriageError`, the timeout); a bug raises, so that it is not taken for one.
+        """Investigate `incident` and return how it ended. Never raises for run failures;
+        a bug ends the run as failed with an internal error. Only an `AssertionError` (a
+        test double's verdict, such as an exhausted script) propagates.
 
         `constraints` is the set the toolset enforces (its context's set); constraints that
         arrive in `inbox` are added to it at the start of each step. `resume` is the event
@@ -271,9 +272,12 @@ class ReactEngine:
             reason, detail = "timeout", f"no diagnosis within {self.config.timeout_seconds:g}s"
         except TriageError as exc:
             reason, detail, error = "failed", str(exc), exc
-        # Nothing broader: a bug (or a test double's AssertionError, such as an exhausted
-        # script) is not a failure to report as a stopped run. It propagates to the caller,
-        # whose last-resort handler (bot.investigations, bot.evaluation) says so.
+        except AssertionError:  # a test double's verdict (an exhausted script): never hidden
+            raise
+        except Exception as exc:  # a bug must end this run cleanly, not the bot
+            log.exception("investigation %s crashed", incident.id)
+            reason, detail = "failed", f"internal error: {type(exc).__name__}: {exc}"
+            error = TriageError(detail)
         if error is not None:
             await run.emit(ErrorOccurred(incident.id, run.step, detail, fatal=True))
         elif run.diagnosis is None:

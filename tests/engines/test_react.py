@@ -345,14 +345,15 @@ async def test_an_exhausted_script_is_not_swallowed_by_the_engine() -> None:
         await investigate(model, toolset, constraints)
 
 
-async def test_a_bug_is_raised_not_passed_off_as_a_failed_run() -> None:
+async def test_a_bug_ends_the_run_as_failed_with_its_events() -> None:
     toolset, constraints = make()
 
     def broken(request: ModelRequest) -> ModelReply:
         raise KeyError("thought")
 
-    with pytest.raises(KeyError, match="thought"):
-        await investigate(FunctionModel(broken), toolset, constraints)
+    result, events = await investigate(FunctionModel(broken), toolset, constraints)
+    assert result.reason == "failed" and "internal error: KeyError" in result.detail
+    assert [e.kind for e in events][-2:] == ["error", "stopped"]
 
 
 async def test_a_failing_sink_does_not_end_the_investigation() -> None:
