@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from engines.budgets import budgets_for
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.errors import ConfigurationError
 from engines.events import Event, EventSink, discard
@@ -51,10 +52,12 @@ def build_model(name: str | None = None) -> Model:
 
 
 def engine_config(model: Model) -> EngineConfig:
-    """The analyzer finishes in a few steps; an LLM gets more room."""
+    """The analyzer finishes in a few steps; an LLM gets more room. The context budget is
+    the model's window either way (engines.budgets)."""
+    window = budgets_for(model.name).context_tokens
     if model.name == ANALYZER:
-        return EngineConfig(max_steps=12, timeout_seconds=60)
-    return EngineConfig()
+        return EngineConfig(max_steps=12, timeout_seconds=60, context_tokens=window)
+    return EngineConfig(context_tokens=window)
 
 
 def build_engine(name: str, model: Model) -> ReactEngine | ReflexionEngine:
@@ -88,9 +91,13 @@ def build_toolset(
     now: datetime,
     constraints: ConstraintSet,
     approver: Approver | None = None,
+    *,
+    model: str = ANALYZER,
 ) -> Toolset:
+    """The tools of one investigation, their observations cut to `model`'s budget."""
     context = ToolContext(now=now, sources=setting.sources, constraints=constraints)
-    return Toolset(available_tools(setting.sources), context, approver=approver)
+    return Toolset(available_tools(setting.sources), context, approver=approver,
+                   observation_tokens=budgets_for(model).observation_tokens)
 
 
 async def investigate(
@@ -118,7 +125,7 @@ async def investigate(
     if incident_id:
         incident = Incident(text=text, now=incident.now, id=incident_id)
     constraints = ConstraintSet()
-    toolset = build_toolset(setting, incident.now, constraints, approver)
+    toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name)
     if inbox is None:
         inbox = ConstraintInbox()
     inbox.known_tools.update(toolset.names)

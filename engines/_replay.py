@@ -80,7 +80,7 @@ def replay(
         for action in actions:
             seen = observations[action.call_id]
             state.messages.append(
-                ToolMessage(seen.call_id, seen.tool, seen.text, seen.status, seen.data)
+                ToolMessage(seen.call_id, seen.tool, seen.text, seen.status)
             )
             state.calls.append((action.tool, dict(action.arguments)))
         state.tool_calls += len(actions)

@@ -2,8 +2,8 @@
 
 Three implementations share it: the OpenAI client (any OpenAI-compatible endpoint), the
 offline analyzer, and the scripted double of the tests. Tool results carry both the
-compressed text an LLM reads and the structured `data` behind it, so a model that is code
-(the analyzer) can reason on the data while an LLM reads the text.
+text an LLM reads and nothing else: a model that is code (the analyzer) reads the same text
+back, so what it can conclude is what an LLM could.
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ class ToolMessage:
     name: str
     content: str
     status: Literal["success", "error"] = "success"
-    data: Any = None
     role: Literal["tool"] = "tool"
 
 

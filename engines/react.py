@@ -10,6 +10,7 @@ its best diagnosis from what it found so far.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,6 +25,7 @@ from engines._history import History
 from engines._loop import LoopDetector, call_key
 from engines._replay import replay
 from engines._schema import clean_schema
+from engines.budgets import DEFAULT_CONTEXT_TOKENS, REPLY_TOKENS
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.diagnosis import SUBMIT_TOOL, Diagnosis
 from engines.errors import ModelError, TriageError
@@ -75,6 +77,13 @@ def _prompt_tokens(text: str) -> int:
     return count_tokens(text)
 
 
+def schema_tokens(tools: Sequence[ToolSpec]) -> int:
+    """What the tool schemas cost in every request: they are sent each turn like the
+    prompt, and a catalog of twenty tools is thousands of tokens a budget must count."""
+    return sum(_prompt_tokens(json.dumps([spec.name, spec.description, spec.parameters],
+                                         sort_keys=True)) for spec in tools)
+
+
 class ToolRunner(Protocol):
     """What the engine needs of a toolset (tools.toolset.Toolset is the real one)."""
 
@@ -90,12 +99,16 @@ class ToolRunner(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
-    """Limits of one investigation. Defaults suit an LLM; the analyzer needs far fewer."""
+    """Limits of one investigation. Defaults suit an LLM; the analyzer needs far fewer.
+
+    `context_tokens` is the model's window (engines.budgets): the history is compacted so
+    that system prompt, tool schemas, messages and the reply's room fit in it.
+    """
 
     max_steps: int = 15
     timeout_seconds: float = 300.0
     token_budget: int = 400_000
-    context_tokens: int = 24_000
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS
     max_empty_replies: int = 3
     final_turn_seconds: float = 30.0
 
@@ -252,7 +265,7 @@ class ReactEngine:
             inbox=inbox,
             sink=sink,
             constraints=constraints if constraints is not None else ConstraintSet(),
-            history=History(self.config.context_tokens),
+            history=History(self.config.context_tokens - REPLY_TOKENS),
             lessons=tuple(lessons),
             step=start_step,
             first_step=start_step,
@@ -362,7 +375,7 @@ class ReactEngine:
 
     async def _ask(self, run: _Run, tools: tuple[ToolSpec, ...], *, final: bool) -> ModelReply:
         system = SystemMessage(prompts.system_prompt(run.constraints.rules, run.lessons))
-        reserved = _prompt_tokens(system.content) + 2_000
+        reserved = _prompt_tokens(system.content) + schema_tokens(tools)
         run.history.compact(reserved)
         request = ModelRequest(
             messages=(system, *run.history.messages),
@@ -378,7 +391,7 @@ class ReactEngine:
         reply = await run.model.complete(request)
         usage = reply.usage
         if usage.input_tokens == 0:  # models that are code report nothing: count the prompt
-            usage = Usage(reserved - 2_000 + run.history.tokens, usage.output_tokens)
+            usage = Usage(reserved + run.history.tokens, usage.output_tokens)
         run.usage = run.usage + usage
         if reply.thought.strip():
             await run.emit(ThoughtRecorded(run.incident.id, run.step, reply.thought.strip()))
@@ -440,7 +453,7 @@ class ReactEngine:
             run.observation_tokens += tokens
             run.raw_observation_tokens += max(result.raw_tokens, tokens)
             run.history.append(
-                ToolMessage(call.id, call.name, result.text, result.status, result.data)
+                ToolMessage(call.id, call.name, result.text, result.status)
             )
             texts.append(result.text)
             run.observations.append((call.name, result.text))

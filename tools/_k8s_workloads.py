@@ -190,14 +190,31 @@ async def k8s_list_workloads(
                                      with_namespace=namespace is None)
         if problems_only and healthy:
             continue
-        rows.append((healthy, str(row["kind"]), str(row["name"]), row))
+        rows.append((healthy, -_severity(row), str(row["kind"]), str(row["name"]), row))
     if name and not rows:
         raise ToolError(f"no workload named {name!r} in {namespace or 'any namespace'}")
-    rows.sort(key=lambda item: item[:3])
+    rows.sort(key=lambda item: item[:4])
+    shown = [row if not healthy or name else _short_workload(row) for healthy, *_, row in rows]
     result = {"namespace": namespace or "all", "total": len(rows),
               "unhealthy": sum(1 for healthy, *_ in rows if not healthy),
-              "workloads": cut([row for *_, row in rows], limit)}
+              "workloads": cut(shown, limit)}
     return finish(result, [*workloads, *pods])
+
+
+_SHORT_KEYS = ("kind", "name", "namespace", "ready", "completed", "images")
+
+
+def _severity(row: dict[str, Any]) -> int:
+    """How much is wrong with a workload: the sickest are listed first, so that what an
+    observation budget cuts from a long list is the healthy tail, not the culprit."""
+    pods = row.get("pods") or {}
+    return int(pods.get("unhealthy", 0)) + int(row.get("failed") or 0) + \
+        len(row.get("problems") or ())
+
+
+def _short_workload(row: dict[str, Any]) -> dict[str, Any]:
+    """A healthy workload in a listing: what it is and runs, not its whole state."""
+    return {key: row[key] for key in _SHORT_KEYS if key in row}
 
 
 def _workload_row(

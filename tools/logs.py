@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from engines.errors import ToolRetryError
-from tools._patterns import MAX_LINES, Line, as_dict, condense, headline, mine
+from tools._patterns import MAX_LINES, Line, Pattern, as_dict, condense, headline, mine
 from tools._series import change_point
 from tools._toolkit import check_namespace, cut, finish, iso, span, time_window
 from tools.context import ToolContext
@@ -42,6 +42,13 @@ def levels_from(level: str | None) -> tuple[str, ...]:
     if rank is None:
         raise ToolRetryError(f"unknown level {level!r}: use debug, info, warn, error or fatal")
     return tuple(name for name, r in _RANKS.items() if r >= rank)
+
+
+def _errors_first(pattern: Pattern) -> tuple[int, int]:
+    """Errors before warnings, then the most frequent: when a budget cuts the list, it cuts
+    the noise (a chatty warning) rather than the error that explains the incident."""
+    worst = max((_RANKS.get(level.lower(), 2) for level in pattern.levels), default=2)
+    return -worst, -pattern.count
 
 
 def _query(ctx: ToolContext, start: datetime, end: datetime, *, text: str | None,
@@ -167,8 +174,9 @@ async def logs_error_patterns(
     limit: Annotated[int, Field(ge=1, le=50)] = 8,
 ) -> dict[str, Any]:
     """Group matching log lines into message templates (variable parts masked as <NUM>,
-    <IP>, <*>), most frequent first, each with its count, first and last time seen, one real
-    example, and the services and pods it came from. The way to read many errors at once.
+    <IP>, <*>), the most severe level first and then the most frequent, each with its
+    count, first and last time seen, one real example, and the services and pods it came
+    from. The way to read many errors at once.
 
     Args:
         service: Only this service (service.name).
@@ -186,7 +194,8 @@ async def logs_error_patterns(
                    namespace=namespace, pod=pod)
     hits = await ctx.logs.search(query, limit=MAX_LINES)
     records = list(hits.records)
-    patterns = mine(Line(r.message, r.timestamp, r.service, r.pod, r.level) for r in records)
+    patterns = sorted(mine(Line(r.message, r.timestamp, r.service, r.pod, r.level)
+                           for r in records), key=_errors_first)
     result: dict[str, Any] = {"window": _window(begin, stop), "matching_lines": hits.total}
     if hits.total > len(records):
         result["note"] = (f"patterns counted on the newest {len(records)} of {hits.total} lines; "

@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from engines.budgets import DEFAULT_BUDGETS
 from engines.errors import (
     ApprovalDeniedError,
     ConstraintViolationError,
@@ -42,7 +43,7 @@ class Toolset:
         tools: Iterable[Tool],
         context: ToolContext,
         *,
-        observation_tokens: int = 700,
+        observation_tokens: int = DEFAULT_BUDGETS.observation_tokens,
         approver: Approver | None = None,
     ) -> None:
         self._tools = {t.name: t for t in tools}

@@ -3,8 +3,8 @@
 The analyzer keeps no state between turns: everything it knows is in the request (every
 call it made, every observation, every human reply). That makes it deterministic, lets a
 replica resume an investigation from its event log, and lets a Reflexion retry start from
-a transcript. Observations keep both the text an LLM read (the only place evidence quotes
-may come from) and the structured data (what the analyzer reasons on).
+a transcript. An observation's data is its text read back (observation_text.py): the
+analyzer knows exactly what an LLM was sent, and nothing the budget cut.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from engines._history import ELIDED_PREFIX
 from engines._loop import call_key
+from engines.analyzer.observation_text import parse_observation
 from engines.model import AssistantMessage, Message, ToolMessage, UserMessage
 
 
@@ -74,10 +75,12 @@ def read_transcript(messages: Sequence[Message]) -> Transcript:
                 keys.add(call_key(call.name, call.arguments))
                 made.append((call.name, arguments[call.id]))
         elif isinstance(message, ToolMessage):
+            ok = message.status == "success"
             observations.append(Observation(
                 call_id=message.call_id, tool=message.name,
                 arguments=arguments.get(message.call_id, {}), content=message.content,
-                status=message.status, data=message.data, index=len(observations),
+                status=message.status, data=parse_observation(message.content) if ok else None,
+                index=len(observations),
             ))
         elif isinstance(message, UserMessage):
             users.append(message.content)

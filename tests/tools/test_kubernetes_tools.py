@@ -49,6 +49,18 @@ async def test_list_workloads_rolls_up_pod_problems() -> None:
     assert "frontend" not in {w["name"] for w in data["workloads"]}
 
 
+async def test_list_workloads_puts_the_sickest_first_and_healthy_ones_short() -> None:
+    data = await call(context(), "k8s_list_workloads")
+    rows = data["workloads"]
+    sick = rows[: data["unhealthy"]]
+    assert sick and all("problems" in row for row in sick)
+    weight = [row.get("pods", {}).get("unhealthy", 0) + len(row["problems"]) for row in sick]
+    assert weight == sorted(weight, reverse=True)  # a budget cuts the mildest first
+    healthy = rows[data["unhealthy"]:]
+    assert healthy and all(set(row) <= {"kind", "name", "namespace", "ready", "completed",
+                                        "images"} for row in healthy)
+
+
 async def test_list_workloads_by_name_shows_resources() -> None:
     data = await call(context(), "k8s_list_workloads", namespace="shop", name="checkout")
     container = data["workloads"][0]["containers"][0]

@@ -13,6 +13,7 @@ from typing import Any
 from engines.analyzer.candidates import Candidate
 from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.facts import Facts
+from engines.analyzer.observation_text import parse_observation
 from engines.analyzer.ranking import rank
 from engines.analyzer.readers import build_facts
 from engines.analyzer.scope import Scope, build_scope
@@ -26,7 +27,8 @@ NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 def obs(tool: str, data: dict[str, Any], index: int = 0, **arguments: Any) -> Observation:
     """An observation as the toolset would produce it for this tool and data."""
     text = fit(data, 700)[0]
-    return Observation(f"call_{tool}_{index}", tool, arguments, text, "success", data, index)
+    return Observation(f"call_{tool}_{index}", tool, arguments, text, "success",
+                       parse_observation(text), index)
 
 
 def facts_of(*observations: Observation, excluded: frozenset[str] = frozenset()) -> Facts:
