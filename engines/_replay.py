@@ -22,6 +22,7 @@ from engines.events import (
     ToolCalled,
 )
 from engines.model import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from engines.prompts import constraint_message
 
 
 @dataclass(slots=True)
@@ -64,9 +65,7 @@ def replay(
                 )
                 state.constraints.append(constraint)
                 state.messages.append(
-                    UserMessage(
-                        f"CONSTRAINT from {constraint.author or 'a human'}: {constraint.rule}"
-                    )
+                    UserMessage(constraint_message(constraint.author, constraint.rule))
                 )
         if any(isinstance(e, DiagnosisSubmitted) for e in step_events):
             state.diagnosed = next(e for e in step_events if isinstance(e, DiagnosisSubmitted))

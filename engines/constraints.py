@@ -73,21 +73,36 @@ class Constraint:
     @property
     def rule(self) -> str:
         """The constraint as a rule for the model's prompt."""
-        match self.kind:
-            case "exclude_namespace":
-                return f"Do not query or blame anything in namespace '{self.value}'."
-            case "ban_tool":
-                return f"Do not call the tool {self.value}."
-            case "forbid_writes":
-                return "Do not call any tool that changes the cluster."
-            case "focus":
-                return f"Focus the investigation on '{self.value}'."
-            case "ignore":
-                return f"Ignore {self.value}: it is not the cause; do not cite it as evidence."
-            case "stop":
-                return "Stop investigating and submit your best diagnosis now."
-            case "rule":
-                return self.text.strip()
+        if self.kind == "rule":
+            return " ".join(self.text.split())
+        return RULES[self.kind].format(value=self.value)
+
+
+# How each typed constraint is said to the model. `from_rule` reads them back, so a model
+# that only sees the prompt (the analyzer served over the wire) can obey them as typed.
+RULES: dict[ConstraintKind, str] = {
+    "exclude_namespace": "Do not query or blame anything in namespace '{value}'.",
+    "ban_tool": "Do not call the tool {value}.",
+    "forbid_writes": "Do not call any tool that changes the cluster.",
+    "focus": "Focus the investigation on '{value}'.",
+    "ignore": "Ignore {value}: it is not the cause; do not cite it as evidence.",
+    "stop": "Stop investigating and submit your best diagnosis now.",
+}
+_RULE_FORMS = tuple(
+    (kind, re.compile("^" + re.escape(form).replace(re.escape("{value}"), "(?P<value>.+?)")
+                      + "$"))
+    for kind, form in RULES.items()
+)
+
+
+def from_rule(rule: str, author: str = "") -> Constraint:
+    """The typed constraint behind a rule as `Constraint.rule` says it; anything else is a
+    free rule."""
+    text = rule.strip()
+    for kind, form in _RULE_FORMS:
+        if match := form.match(text):
+            return Constraint(kind, text, match.groupdict().get("value") or "", author)
+    return Constraint("rule", text, author=author)
 
 
 def parse_constraint(

@@ -8,6 +8,7 @@ cannot drift from what the schema accepts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -85,22 +86,52 @@ def render_taxonomy() -> str:
     return "\n".join(lines)
 
 
+_CONSTRAINTS_HEADING = "## Constraints from the humans in the thread (obey every one)"
+_LESSONS_HEADING = "## Lessons from past investigations (apply when relevant)"
+_NUMBERED = re.compile(r"^\d+\. ")
+
+
 def render_constraints(constraints: Sequence[str]) -> str:
     """The humans' rules in force, numbered so the model can cite them; '' when none."""
-    rules = [rule.strip() for rule in constraints if rule.strip()]
+    rules = [" ".join(rule.split()) for rule in constraints if rule.strip()]
     if not rules:
         return ""
     numbered = "\n".join(f"{n}. {rule}" for n, rule in enumerate(rules, 1))
-    return f"## Constraints from the humans in the thread (obey every one)\n{numbered}"
+    return f"{_CONSTRAINTS_HEADING}\n{numbered}"
 
 
 def render_lessons(lessons: Sequence[str]) -> str:
     """Lessons from past investigations (Reflexion); '' when none."""
-    items = [lesson.strip() for lesson in lessons if lesson.strip()]
+    items = [" ".join(lesson.split()) for lesson in lessons if lesson.strip()]
     if not items:
         return ""
     listed = "\n".join(f"- {lesson}" for lesson in items)
-    return f"## Lessons from past investigations (apply when relevant)\n{listed}"
+    return f"{_LESSONS_HEADING}\n{listed}"
+
+
+def _section(prompt: str, heading: str) -> list[str]:
+    """The lines of one section of a system prompt, up to the next blank line."""
+    if heading not in prompt:
+        return []
+    body = prompt.split(heading, 1)[1].lstrip("\n").split("\n\n", 1)[0]
+    return [line for line in body.split("\n") if line.strip()]
+
+
+def read_constraints(prompt: str) -> list[str]:
+    """The rules a system prompt states, as `render_constraints` wrote them: a model
+    served over the wire (the analyzer server) learns the constraints in force from the
+    prompt alone, as an LLM does."""
+    return [_NUMBERED.sub("", line, count=1) for line in _section(prompt, _CONSTRAINTS_HEADING)]
+
+
+def read_lessons(prompt: str) -> list[str]:
+    """The lessons a system prompt states, as `render_lessons` wrote them."""
+    return [line.removeprefix("- ") for line in _section(prompt, _LESSONS_HEADING)]
+
+
+def constraint_message(author: str, rule: str) -> str:
+    """The user turn that tells the model a constraint arrived, at the step it arrived."""
+    return f"CONSTRAINT from {author or 'a human'}: {rule}"
 
 
 def system_prompt(constraints: Sequence[str] = (), lessons: Sequence[str] = ()) -> str:
@@ -121,3 +152,17 @@ def incident_message(text: str, now: datetime) -> str:
         f"Incident report (the time now is {clock}; tools read time from this clock):\n"
         f"{text.strip()}\n\nInvestigate and find the root cause."
     )
+
+
+_INCIDENT = re.compile(
+    r"^Incident report \(the time now is (?P<clock>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z); "
+    r"tools read time from this clock\):\n(?P<report>.*)\n\nInvestigate and find the root "
+    r"cause\.$", re.S)
+
+
+def read_incident_message(text: str) -> tuple[str, datetime] | None:
+    """The report and the clock of a message `incident_message` wrote, else None."""
+    match = _INCIDENT.match(text)
+    if match is None:
+        return None
+    return match["report"], datetime.fromisoformat(match["clock"].replace("Z", "+00:00"))

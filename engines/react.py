@@ -361,7 +361,7 @@ class ReactEngine:
         for constraint in run.inbox.drain():
             run.constraints.add(constraint)
             run.history.append(
-                UserMessage(f"CONSTRAINT from {constraint.author or 'a human'}: {constraint.rule}")
+                UserMessage(prompts.constraint_message(constraint.author, constraint.rule))
             )
             await run.emit(
                 ConstraintApplied(

@@ -27,6 +27,7 @@ COMMANDS = (
     "bot.cli.show",
     "bot.cli.lessons",
     "bot.cli.doctor",
+    "bot.cli.analyzer_server",
 )
 
 

@@ -9,7 +9,6 @@ sources the attempt never read. Pure: the same transcript gives the same reflect
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -24,8 +23,8 @@ from engines.analyzer.scope import build_scope
 from engines.analyzer.transcript import read_transcript
 from engines.diagnosis import Diagnosis, rejection_message
 from engines.model import Message, UserMessage
+from engines.prompts import read_incident_message
 
-_CLOCK = re.compile(r"the time now is (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")
 SOURCES = {
     t.EVENTS: "Kubernetes events", t.ROLLOUT: "rollout history", t.SIGNALS: "workload metrics",
     t.LOG_PATTERNS: "error log patterns", t.POD_LOGS: "container logs (previous instance)",
@@ -35,19 +34,19 @@ SOURCES = {
 }
 
 
-def _incident(messages: Sequence[Message]) -> tuple[str, datetime]:
+def incident_of(messages: Sequence[Message]) -> tuple[str, datetime]:
+    """The report and the clock the conversation opened with (prompts.incident_message)."""
     for message in messages:
-        if isinstance(message, UserMessage) and (match := _CLOCK.search(message.content)):
-            report = message.content.split(":\n", 1)[-1].split("\n\nInvestigate")[0]
-            now = datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
-            return report, now
+        if isinstance(message, UserMessage) and (
+                found := read_incident_message(message.content)) is not None:
+            return found
     return "", datetime.now(UTC)
 
 
 def reflect(transcript: Sequence[Message], diagnosis: Diagnosis | None = None,
             feedback: str = "") -> str:
     """A short reflection for the next attempt: rejection, what was missed, what to check."""
-    report, now = _incident(transcript)
+    report, now = incident_of(transcript)
     read = read_transcript(transcript)
     facts = build_facts(read.observations, now)
     scope = build_scope(report, facts, now)

@@ -1,0 +1,1 @@
+"""The offline analyzer served as an OpenAI-compatible endpoint (`triage analyzer-server`)."""
