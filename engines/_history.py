@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engines.model import AssistantMessage, Message, ToolMessage
+from engines.model import AssistantMessage, Message, ToolCall, ToolMessage
 from engines.tokens import count_tokens
 
 KEEP_RECENT_MESSAGES = 8
@@ -48,6 +48,32 @@ class History:
     @property
     def tokens(self) -> int:
         return self._total
+
+    def answer_open_calls(self, text: str) -> int:
+        """Answer, as errors, the tool calls that got no result (time ran out mid-step).
+
+        An assistant message whose calls are not each followed by a tool message is a
+        conversation the API refuses with 400: the forced last turn would fail and the
+        run would end with no diagnosis. Returns how many calls were answered.
+        """
+        answered = {m.call_id for m in self._messages if isinstance(m, ToolMessage)}
+        fixed: list[Message] = []
+        missing: list[ToolCall] = []
+        for message in [*self._messages, None]:
+            if not isinstance(message, ToolMessage):  # the end of a call's answers
+                fixed += [ToolMessage(c.id, c.name, text, "error") for c in missing]
+                missing = []
+            if message is None:
+                break
+            fixed.append(message)
+            if isinstance(message, AssistantMessage):
+                missing = [c for c in message.tool_calls if c.id not in answered]
+        added = len(fixed) - len(self._messages)
+        if added:
+            self._messages = fixed
+            self._sizes = [_size(m) for m in fixed]
+            self._total = sum(self._sizes)
+        return added
 
     def compact(self, reserved_tokens: int = 0) -> int:
         """Elide old observations until the history fits; returns how many were elided."""

@@ -206,6 +206,8 @@ class OpenAIModel:
         params = self._params(native_messages(request.messages))
         if request.tools:
             params["tools"] = [tool_param(spec) for spec in request.tools]
+            if request.final:  # the last turn must submit: prose here would lose the answer
+                params["tool_choice"] = forced_choice(request.tools)
         completion = await self._create(params, tools_sent=bool(request.tools))
         return native_reply(completion, request.tools, _id_prefix(request))
 
@@ -419,6 +421,13 @@ def _describe(error: BaseException) -> str:
 
 
 # ---------------------------------------------------------------- native tool calling
+
+
+def forced_choice(tools: Sequence[ToolSpec]) -> dict[str, Any] | str:
+    """`tool_choice` that makes the model call the one tool offered, or one of several."""
+    if len(tools) == 1:
+        return {"type": "function", "function": {"name": tools[0].name}}
+    return "required"
 
 
 def tool_param(spec: ToolSpec) -> dict[str, Any]:

@@ -52,6 +52,7 @@ changed.
 3. Follow the cause down. A restarting pod is a symptom; why it restarts is the cause. Ask \
 what changed recently and what the workload depends on.
 4. Call independent tools together in one step. Never repeat a call with the same arguments.
+   With every step, write one sentence of reasoning: what you expect the calls to show.
 5. Stop as soon as the evidence is conclusive."""
 
 _RULES = """\
@@ -63,13 +64,19 @@ invent or paraphrase a quote.
 - Obey the humans' constraints at once and until the end of the investigation.
 - Never read secrets. Never change anything unless a tool allows it and a human approves."""
 
+EXAMPLE_QUOTE = ("k8s_describe_pod", "limits: {cpu: 500m, memory: 256Mi}")
+"""The prompt's evidence example: a whole line as k8s_describe_pod prints it (a test checks
+it against the tool's output), so models learn quotes the evaluator can find."""
+
 _DIAGNOSIS = f"""\
 ## Diagnosis
 When done, call {SUBMIT_TOOL} with:
 {{"category": "oom_killed", "culprit": {{"kind": "Deployment", "namespace": "shop", \
 "name": "checkout"}}, "summary": "one paragraph for humans", "evidence": [{{"tool": \
-"k8s_describe_pod", "quote": "Last State: Terminated, Reason: OOMKilled"}}], "fix": "what to \
-do", "confidence": 0.9}}
+"{EXAMPLE_QUOTE[0]}", "quote": "{EXAMPLE_QUOTE[1]}"}}], "fix": "what to do", \
+"confidence": 0.9}}
+- A quote is a whole line or a whole value of an observation, copied exactly as the tool \
+printed it (observations are YAML), never a paraphrase or a fragment cut mid-word.
 - The culprit is the object at fault: the workload (Deployment, StatefulSet, DaemonSet, Job, \
 CronJob); a Service or NetworkPolicy for network; a Node, with an empty namespace, for \
 node_failure.

@@ -294,6 +294,9 @@ class ReactEngine:
         if error is not None:
             await run.emit(ErrorOccurred(incident.id, run.step, detail, fatal=True))
         elif run.diagnosis is None:
+            ended = detail or reason
+            run.history.answer_open_calls(
+                f"ERROR: not run: the investigation ended ({ended}) before this call returned")
             await self._final_turn(run, reason, detail)
         return InvestigationResult(
             investigation_id=incident.id,
@@ -393,9 +396,17 @@ class ReactEngine:
         if usage.input_tokens == 0:  # models that are code report nothing: count the prompt
             usage = Usage(reserved + run.history.tokens, usage.output_tokens)
         run.usage = run.usage + usage
-        if reply.thought.strip():
-            await run.emit(ThoughtRecorded(run.incident.id, run.step, reply.thought.strip()))
+        if thought := reply.thought.strip() or self._described(run, reply.tool_calls):
+            await run.emit(ThoughtRecorded(run.incident.id, run.step, thought))
         return reply
+
+    @staticmethod
+    def _described(run: _Run, calls: Sequence[ToolCall]) -> str:
+        """The step's thought when the model gave none (native tool calls often come with
+        empty content): what its calls do, so humans still see why before they see what."""
+        said = [run.toolset.describe(c) if c.name != SUBMIT_TOOL else "Submitting the diagnosis"
+                for c in calls]
+        return "; ".join(dict.fromkeys(said))
 
     async def _act(self, run: _Run, reply: ModelReply) -> tuple[StopReason, str] | None:
         """Run the reply's calls; returns a stop reason when the run must end."""

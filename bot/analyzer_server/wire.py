@@ -17,6 +17,7 @@ from typing import Any
 from engines import prompts
 from engines.analyzer.reflect import incident_of
 from engines.constraints import ConstraintSet, from_rule
+from engines.diagnosis import SUBMIT_TOOL
 from engines.model import (
     AssistantMessage,
     Message,
@@ -28,7 +29,6 @@ from engines.model import (
     ToolSpec,
     UserMessage,
 )
-from engines.react import SUBMIT_TOOL
 from engines.tokens import count_tokens
 
 ERROR_PREFIX = "ERROR:"  # how the toolset starts a failed call's observation

@@ -6,6 +6,12 @@ queue of turns (a completion, an HTTP error, or a delay); every request body is 
 Like openai-agents' scripted model, it fails the test when a request comes that was not
 scripted or a scripted turn is left unused, so a test cannot pass while the code under test
 made more or fewer calls than its author meant.
+
+It is strict as the real API is: a request that breaks the API's rules (an unanswered tool
+call, a tool message that answers nothing, a repeated call id, a bad tool name, a
+`tool_choice` naming an absent tool, a prompt over `context_tokens`) is refused with the
+API's 400 before any turn is played (bot/analyzer_server/rules.py holds the rules), and
+noted in `refusals`.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from typing import Any
 import openai
 import pytest
 from aiohttp import web
+
+from bot.analyzer_server.rules import check_chat_request
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +88,11 @@ def tool_call(name: str, arguments: dict[str, Any] | str | None = None,
 class FakeOpenAIServer:
     """`async with FakeOpenAIServer() as server:` then `server.script(...)`, `server.base_url`."""
 
-    def __init__(self, *, models: tuple[str, ...] = ("gpt-test",)) -> None:
+    def __init__(self, *, models: tuple[str, ...] = ("gpt-test",),
+                 context_tokens: int | None = None) -> None:
         self.models = models
+        self.context_tokens = context_tokens
+        self.refusals: list[str] = []
         self.turns: list[Turn] = []
         self.requests: list[RecordedRequest] = []
         self.errors: list[str] = []
@@ -171,6 +182,9 @@ class FakeOpenAIServer:
             return self._fail(f"malformed chat request: {str(body)[:200]}")
         if body.get("stream"):
             return self._fail("streaming was requested but the fake does not script it")
+        if (refusal := check_chat_request(body, context_tokens=self.context_tokens)) is not None:
+            self.refusals.append(refusal.message)
+            return web.json_response(refusal.body(), status=400)
         if self._played >= len(self.turns):
             last = body["messages"][-1]
             return self._fail(f"unscripted request #{len(self.chat_requests)}; last message: "
