@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import (
     Autoscaler,
     Container,
@@ -33,24 +34,6 @@ from engines.analyzer.facts import (
     parse_stamp,
 )
 from engines.analyzer.transcript import Observation
-from tools.kubernetes import (
-    k8s_describe_pod,
-    k8s_events,
-    k8s_get_object,
-    k8s_list_autoscalers,
-    k8s_list_ingresses,
-    k8s_list_network_policies,
-    k8s_list_nodes,
-    k8s_list_pods,
-    k8s_list_quotas,
-    k8s_list_services,
-    k8s_list_workloads,
-    k8s_pod_logs,
-    k8s_rollout_history,
-)
-from tools.logs import logs_error_patterns, logs_search
-from tools.metrics import metrics_query, metrics_workload_signals
-from tools.registry import Tool
 
 _FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
 _READY_OF = re.compile(r"(\d+) ready of (\d+) matching")
@@ -410,27 +393,13 @@ def read_object(obs: Observation, facts: Facts) -> None:
     facts.objects[ref] = ObjectRead(ref, parse_stamp(meta.get("creationTimestamp")), obs)
 
 
-_READ_BY_TOOL: tuple[tuple[Tool, Callable[[Observation, Facts], None]], ...] = (
-    (k8s_list_workloads, read_workloads),
-    (k8s_list_pods, read_pods),
-    (k8s_describe_pod, read_describe),
-    (k8s_events, read_events),
-    (k8s_list_nodes, read_nodes),
-    (k8s_rollout_history, read_rollout),
-    (k8s_list_services, read_services),
-    (k8s_list_network_policies, read_policies),
-    (k8s_list_autoscalers, read_autoscalers),
-    (k8s_list_ingresses, read_ingresses),
-    (k8s_list_quotas, read_quotas),
-    (logs_error_patterns, read_log_patterns),
-    (logs_search, read_log_search),
-    (k8s_pod_logs, read_pod_logs),
-    (metrics_workload_signals, read_signals),
-    (k8s_get_object, read_object),
-    (metrics_query, read_metric_query),
-)
 READERS: dict[str, Callable[[Observation, Facts], None]] = {
-    tool.name: read for tool, read in _READ_BY_TOOL
+    t.WORKLOADS: read_workloads, t.PODS: read_pods, t.DESCRIBE: read_describe,
+    t.EVENTS: read_events, t.NODES: read_nodes, t.ROLLOUT: read_rollout,
+    t.SERVICES: read_services, t.POLICIES: read_policies, t.AUTOSCALERS: read_autoscalers,
+    t.INGRESSES: read_ingresses, t.QUOTAS: read_quotas, t.LOG_PATTERNS: read_log_patterns,
+    t.LOG_SEARCH: read_log_search, t.POD_LOGS: read_pod_logs, t.SIGNALS: read_signals,
+    t.OBJECT: read_object, t.METRICS: read_metric_query,
 }
 """The reader of each tool's result, by the name the tool is registered under."""
 
