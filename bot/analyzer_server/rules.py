@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from engines.tokens import count_tokens
@@ -34,18 +35,24 @@ class Refusal:
                           "param": self.param, "code": None}}
 
 
+@lru_cache(maxsize=8192)
+def _tokens(text: str) -> int:
+    """A conversation resends every earlier message each turn: count each text once."""
+    return count_tokens(text)
+
+
 def prompt_tokens(body: Mapping[str, Any]) -> int:
     """The prompt's tokens as a server counts them: every message and every tool schema."""
     messages = body.get("messages") or []
     total = 0
     for message in messages:
         content = message.get("content") if isinstance(message, Mapping) else None
-        total += 4 + count_tokens(content if isinstance(content, str) else
-                                  json.dumps(content) if content else "")
+        total += 4 + _tokens(content if isinstance(content, str) else
+                             json.dumps(content) if content else "")
         for call in (message.get("tool_calls") or []) if isinstance(message, Mapping) else ():
-            total += count_tokens(json.dumps(call, sort_keys=True))
+            total += _tokens(json.dumps(call, sort_keys=True))
     if tools := body.get("tools"):
-        total += count_tokens(json.dumps(tools, sort_keys=True))
+        total += _tokens(json.dumps(tools, sort_keys=True))
     return total
 
 
