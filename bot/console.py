@@ -11,6 +11,7 @@ from rich.text import Text
 from engines.diagnosis import Diagnosis
 from engines.events import (
     ConstraintApplied,
+    ConstraintWithdrawn,
     DiagnosisSubmitted,
     ErrorOccurred,
     Event,
@@ -87,6 +88,9 @@ class ConsoleReporter:
             case ConstraintApplied():
                 who = event.author or "a human"
                 out.print(Text(f"✋ {who}: {event.text!r} → {event.summary}", style="yellow"))
+            case ConstraintWithdrawn():
+                who = event.author or "a human"
+                out.print(Text(f"↩ {who} withdrew: {event.summary}", style="yellow"))
             case DiagnosisSubmitted():
                 out.print(diagnosis_panel(event.diagnosis))
             case LessonsRetrieved():

@@ -22,7 +22,10 @@ from engines.constraints import ConstraintInbox
 from engines.diagnosis import is_correct
 from engines.errors import TriageError
 from engines.model import Model
+from engines.steering import read_reply
+from tools.catalog import ALL_TOOLS
 from tools.scenarios import Scenario, bundled_ids, load_scenario
+from tools.vocabulary import cluster_vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -131,18 +134,25 @@ async def evaluate_one(
             "culprit": truth.culprit.model_dump(mode="json"),
         }
         inbox = ConstraintInbox()
+        setting = setting_factory(scenario)
+        vocab = await cluster_vocabulary(setting.sources, (t.name for t in ALL_TOOLS))
         pending = sorted(scenario.interventions, key=lambda i: i.after_step)
+
+        def intervene(text: str) -> None:
+            for constraint in read_reply(text, vocab, author="scenario").constraints:
+                inbox.put(constraint)
+
         for intervention in [i for i in pending if i.after_step == 0]:
-            inbox.add(intervention.text, "scenario")
+            intervene(intervention.text)
 
         async def after_step(step: int) -> None:
             for intervention in pending:
                 if intervention.after_step == step:
-                    inbox.add(intervention.text, "scenario")
+                    intervene(intervention.text)
 
         result = await investigate(
             scenario.report,
-            setting_factory(scenario),
+            setting,
             model_factory(),
             engine=engine,
             inbox=inbox,

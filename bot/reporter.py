@@ -16,11 +16,13 @@ from collections.abc import Callable
 from typing import Literal, assert_never
 
 from bot import charts, render
+from bot import render_steering as steering_render
 from bot.outbox import Outbox, Post, Status, Steps, Thread, Update, Upload
 from bot.render import Finding, StepView
 from engines.diagnosis import Diagnosis
 from engines.events import (
     ConstraintApplied,
+    ConstraintWithdrawn,
     DiagnosisSubmitted,
     ErrorOccurred,
     Event,
@@ -84,6 +86,7 @@ class ThreadReporter:
         self._charts: list[charts.ChartPlan] = []
         self._findings: dict[str, Finding] = {}
         self._acted: set[int] = set()
+        self.last_thought = ""
 
     # --- what the registry and the approver call -----------------------------------------
 
@@ -91,11 +94,21 @@ class ThreadReporter:
         """Post the status message: the first message of the thread, before any step."""
         self._status()
 
-    def noted(self, summary: str, author: str, *, stop: bool = False) -> None:
-        """Confirm a human's instruction in the thread as soon as it arrives."""
+    def noted(self, summaries: list[str], author: str, *, stop: bool = False,
+              reply: str = "", updated: bool = False) -> None:
+        """Confirm a human's instructions in the thread as soon as they arrive."""
         if stop:
             self.stopped_by = author
-        self.outbox.put(Post(self.thread, render.noted(summary, author)))
+        self.outbox.put(Post(self.thread, steering_render.noted(summaries, author, reply,
+                                                                updated=updated)))
+
+    def answer(self, question: str, constraints: list[str]) -> None:
+        """A human's question answered from the investigation's state."""
+        leading = (f"{self.diagnosis.category} of {self.diagnosis.culprit}"
+                   if self.diagnosis is not None else "")
+        self.outbox.put(Post(self.thread, steering_render.answer(
+            question, step=self.step, findings=list(self._findings.values()),
+            thought=self.last_thought, constraints=constraints, leading=leading)))
 
     def waiting(self, waiting: bool) -> None:
         """Enter or leave "waiting for approval"; entering posts the step so far."""
@@ -149,6 +162,7 @@ class ThreadReporter:
                 self._status()
             case ThoughtRecorded():
                 self._draft_for(event.step).thought = event.text
+                self.last_thought = event.text
             case ToolCalled():
                 draft = self._draft_for(event.step)
                 draft.calls.append(event)
@@ -159,7 +173,7 @@ class ThreadReporter:
                     self._status()
             case ObservationReceived():
                 self._observed(event)
-            case ConstraintApplied():
+            case ConstraintApplied() | ConstraintWithdrawn():
                 # Confirmed when the reply arrived (see `noted`); here it only ends the step.
                 self._flush()
             case DiagnosisSubmitted():

@@ -128,13 +128,6 @@ async def investigate(
     toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name)
     if inbox is None:
         inbox = ConstraintInbox()
-    inbox.known_tools.update(toolset.names)
-    if setting.scenario is not None:
-        inbox.known_namespaces.update(
-            o["metadata"]["name"]
-            for o in setting.scenario.cluster_objects
-            if o.get("kind") == "Namespace"
-        )
     runner = build_engine(engine, model)
     if isinstance(runner, ReflexionEngine):
         return await runner.run(

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engines.constraints import Constraint, parse_constraint
+from engines.constraints import KINDS, Constraint, ConstraintKind
 from engines.events import (
     ConstraintApplied,
+    ConstraintWithdrawn,
     DiagnosisSubmitted,
     Event,
     ObservationReceived,
@@ -22,7 +23,8 @@ from engines.events import (
     ToolCalled,
 )
 from engines.model import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from engines.prompts import constraint_message
+from engines.prompts import constraint_message, withdrawal_message
+from engines.steering import Vocabulary, read_reply
 
 
 @dataclass(slots=True)
@@ -46,27 +48,33 @@ def _steps(events: Sequence[Event]) -> dict[int, list[Event]]:
     return by_step
 
 
-def replay(
-    events: Sequence[Event],
-    *,
-    known_namespaces: Sequence[str] = (),
-    known_tools: Sequence[str] = (),
-) -> Replayed:
+def constraints_of(event: ConstraintApplied, vocab: Vocabulary) -> list[Constraint]:
+    """The typed constraint an event records; an event stored before constraints were
+    typed is read again from its reply's text."""
+    if event.constraint in KINDS:
+        kind: ConstraintKind = event.constraint  # type: ignore[assignment]  # checked above
+        return [Constraint(kind, event.text, event.value, event.author, event.reply)]
+    return list(read_reply(event.text, vocab, author=event.author).constraints)
+
+
+def replay(events: Sequence[Event], *, vocabulary: Vocabulary | None = None) -> Replayed:
     """Turn a log into messages and counters; steps left incomplete are not replayed."""
     state = Replayed()
+    vocab = vocabulary or Vocabulary()
     for step, step_events in sorted(_steps(events).items()):
         for event in step_events:
             if isinstance(event, ConstraintApplied):
-                constraint = parse_constraint(
-                    event.text,
-                    author=event.author,
-                    known_namespaces=known_namespaces,
-                    known_tools=known_tools,
-                )
-                state.constraints.append(constraint)
-                state.messages.append(
-                    UserMessage(constraint_message(constraint.author, constraint.rule))
-                )
+                for constraint in constraints_of(event, vocab):
+                    state.constraints.append(constraint)
+                    state.messages.append(
+                        UserMessage(constraint_message(constraint.author, constraint.rule))
+                    )
+            elif isinstance(event, ConstraintWithdrawn):
+                gone = [c for c in state.constraints if c.reply == event.reply]
+                state.constraints = [c for c in state.constraints if c not in gone]
+                for constraint in gone:
+                    state.messages.append(
+                        UserMessage(withdrawal_message(event.author, constraint.rule)))
         if any(isinstance(e, DiagnosisSubmitted) for e in step_events):
             state.diagnosed = next(e for e in step_events if isinstance(e, DiagnosisSubmitted))
         actions = [e for e in step_events if isinstance(e, ToolCalled)]

@@ -1,97 +1,116 @@
-"""Humans steer a running investigation: their replies become constraints.
+"""Humans steer a running investigation: their replies become typed constraints.
 
-A reply is parsed once, when it arrives, into a typed constraint so the bot can confirm
-what it understood ("Noted: staying out of kube-system"). Constraints that can be checked
-(an excluded namespace, a banned tool, no writes, stop) are enforced by the toolset; the
-rest are handed to the model as rules it must follow.
+A reply is read once, when it arrives (`engines.steering`), into zero or more typed
+constraints so the bot can confirm exactly what it will enforce ("Noted: staying out of
+namespace kube-system") and a human can undo it. Constraints that can be checked (an
+excluded namespace, workload, tool or data source; no writes; stop) are enforced by the
+toolset and the engine; the rest are rules the model must follow, said in fixed sentences
+(`RULES`) that `from_rule` reads back, so a model that only sees the prompt (the analyzer
+served over the wire) obeys them as typed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 ConstraintKind = Literal[
-    "stop", "exclude_namespace", "ban_tool", "forbid_writes", "focus", "ignore", "rule"
+    "stop", "pause", "exclude_namespace", "exclude_workload", "ban_tool", "exclude_source",
+    "focus_namespace", "focus_workload", "focus_source", "time_window", "rule_out", "fact",
+    "forbid_writes", "rule",
 ]
+KINDS: tuple[str, ...] = get_args(ConstraintKind)
+Source = Literal["logs", "metrics", "cluster"]
+SOURCES: tuple[str, ...] = get_args(Source)
+# Which tools read each source, by the prefix of their names (tools/catalog.py's families).
+SOURCE_PREFIXES: dict[str, str] = {"logs": "logs_", "metrics": "metrics_", "cluster": "k8s_"}
 
-_NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
-_STOP = re.compile(r"^\W*(stop|cancel|abort|halt|enough|kill it|stop it)\b.{0,40}$", re.I)
-_EXCLUDE = re.compile(
-    r"\b(stay out of|keep out of|don'?t (look at|touch|query|go into)|do not (look at|touch|"
-    r"query|go into)|exclude|avoid|skip|leave|not in|ignore)\s+(the\s+)?(namespace\s+)?"
-    rf"`?(?P<name>{_NAME})`?(\s+namespace)?\b",
-    re.I,
-)
-_NAMESPACE_WORD = re.compile(r"\bnamespaces?\b", re.I)
-_NO_WRITES = re.compile(
-    r"\b(read[- ]only|no writes?|don'?t (change|modify|restart|scale|delete|touch anything)|"
-    r"do not (change|modify|restart|scale|delete)|no changes)\b",
-    re.I,
-)
-_BAN_TOOL = re.compile(
-    r"\b(don'?t|do not|never|stop)\s+(use|using|call|calling)\s+`?(?P<tool>[a-z0-9_]+)`?", re.I
-)
-_FOCUS = re.compile(
-    r"\b(focus on|concentrate on|look (only )?at|only (look at|check)|check)\s+(the\s+)?"
-    rf"`?(?P<target>{_NAME})`?",
-    re.I,
-)
-_IGNORE = re.compile(r"\b(ignore|disregard|never mind)\s+(the\s+)?(?P<topic>[^,.;!]+)", re.I)
+
+def source_of(tool: str) -> str | None:
+    """The data source a tool reads, from its name's family."""
+    return next((s for s, prefix in SOURCE_PREFIXES.items() if tool.startswith(prefix)), None)
 
 
 @dataclass(frozen=True, slots=True)
 class Constraint:
-    """One instruction from a human, typed when it can be enforced."""
+    """One instruction from a human. `reply` is the id of the Slack message it came from
+    (its ts), so editing or deleting that message replaces or withdraws it."""
 
     kind: ConstraintKind
     text: str
     value: str = ""
     author: str = ""
+    reply: str = ""
 
     @property
     def summary(self) -> str:
         """What the bot confirms in the thread, in its own words."""
-        match self.kind:
-            case "stop":
-                return "stopping now and summarising what was found so far"
-            case "exclude_namespace":
-                return f"staying out of namespace {self.value}"
-            case "ban_tool":
-                return f"not using {self.value} any more"
-            case "forbid_writes":
-                return "read-only from now on: no tool that changes anything"
-            case "focus":
-                return f"focusing on {self.value}"
-            case "ignore":
-                return f"ignoring {self.value}"
-            case "rule":
-                return f"following your instruction: {self.text.strip()}"
+        return SUMMARIES[self.kind].format(value=self.value, text=" ".join(self.text.split()))
 
     @property
     def rule(self) -> str:
         """The constraint as a rule for the model's prompt."""
-        if self.kind == "rule":
-            return " ".join(self.text.split())
+        if self.kind in ("rule", "fact") and not self.value:
+            return RULES[self.kind].format(value=" ".join(self.text.split()))
         return RULES[self.kind].format(value=self.value)
 
+    @property
+    def ruled_out(self) -> tuple[str, str]:
+        """(category, component) of a `rule_out`; either may be "" (any)."""
+        category, _, component = self.value.partition(":")
+        if component or category in RULE_OUT_CATEGORIES:
+            return category, component
+        return "", category
 
-# How each typed constraint is said to the model. `from_rule` reads them back, so a model
-# that only sees the prompt (the analyzer served over the wire) can obey them as typed.
+
+# The categories a human may rule out (engines.diagnosis.CATEGORIES less "unknown"); kept
+# here, not imported, because the diagnosis module depends on this one.
+RULE_OUT_CATEGORIES = frozenset({
+    "oom_killed", "crash_loop", "image_pull", "unschedulable", "probe_failure",
+    "node_failure", "bad_rollout", "dependency_failure", "resource_exhaustion",
+    "cpu_throttling", "network", "certificate", "quota_exceeded", "autoscaling_limit",
+})
+
+SUMMARIES: dict[ConstraintKind, str] = {
+    "stop": "stopping now and summarising what was found so far",
+    "pause": "pausing: no further step until you say go on (or undo this)",
+    "exclude_namespace": "staying out of namespace {value}",
+    "exclude_workload": "leaving workload {value} alone: not queried, not blamed",
+    "ban_tool": "not using {value} any more",
+    "exclude_source": "not reading {value} any more",
+    "focus_namespace": "focusing on namespace {value}",
+    "focus_workload": "focusing on workload {value}",
+    "focus_source": "looking at {value} first",
+    "time_window": "looking at {value} only",
+    "rule_out": "treating {value} as ruled out",
+    "fact": "taking it as a fact: {value}",
+    "forbid_writes": "read-only from now on: no tool that changes anything",
+    "rule": "following your instruction: {text}",
+}
+
+# How each constraint is said to the model. `from_rule` reads these back.
 RULES: dict[ConstraintKind, str] = {
-    "exclude_namespace": "Do not query or blame anything in namespace '{value}'.",
-    "ban_tool": "Do not call the tool {value}.",
-    "forbid_writes": "Do not call any tool that changes the cluster.",
-    "focus": "Focus the investigation on '{value}'.",
-    "ignore": "Ignore {value}: it is not the cause; do not cite it as evidence.",
     "stop": "Stop investigating and submit your best diagnosis now.",
+    "pause": "Pause: take no further step until a human says to go on.",
+    "exclude_namespace": "Do not query or blame anything in namespace '{value}'.",
+    "exclude_workload": "Do not query or blame the workload '{value}'.",
+    "ban_tool": "Do not call the tool {value}.",
+    "exclude_source": "Do not read {value} (no tool of that source).",
+    "focus_namespace": "Focus the investigation on namespace '{value}'.",
+    "focus_workload": "Focus the investigation on the workload '{value}'.",
+    "focus_source": "Read {value} first.",
+    "time_window": "Only consider the time window {value}.",
+    "rule_out": "The humans ruled out {value}: do not submit it as the cause.",
+    "fact": "A human states as a fact: {value}",
+    "forbid_writes": "Do not call any tool that changes the cluster.",
+    "rule": "{value}",
 }
 _RULE_FORMS = tuple(
     (kind, re.compile("^" + re.escape(form).replace(re.escape("{value}"), "(?P<value>.+?)")
                       + "$"))
-    for kind, form in RULES.items()
+    for kind, form in RULES.items() if kind != "rule"
 )
 
 
@@ -102,44 +121,11 @@ def from_rule(rule: str, author: str = "") -> Constraint:
     for kind, form in _RULE_FORMS:
         if match := form.match(text):
             return Constraint(kind, text, match.groupdict().get("value") or "", author)
-    return Constraint("rule", text, author=author)
+    return Constraint("rule", text, text, author)
 
 
-def parse_constraint(
-    text: str,
-    *,
-    author: str = "",
-    known_namespaces: Iterable[str] = (),
-    known_tools: Iterable[str] = (),
-) -> Constraint:
-    """Understand a human reply. Namespaces and tools the bot knows make the parse precise.
-
-    A name after "stay out of" is a namespace when the cluster has such a namespace or the
-    reply says "namespace"; otherwise it is a topic to ignore, given to the model as a rule.
-    """
-    cleaned = text.strip()
-    namespaces = {n.lower() for n in known_namespaces}
-    tools = {t.lower() for t in known_tools}
-    if _STOP.match(cleaned):
-        return Constraint("stop", cleaned, author=author)
-    if banned := _BAN_TOOL.search(cleaned):
-        tool = banned.group("tool").lower()
-        if not tools or tool in tools:
-            return Constraint("ban_tool", cleaned, tool, author)
-    if _NO_WRITES.search(cleaned):
-        return Constraint("forbid_writes", cleaned, author=author)
-    if excluded := _EXCLUDE.search(cleaned):
-        name = excluded.group("name").lower()
-        says_namespace = bool(_NAMESPACE_WORD.search(cleaned))
-        if name in namespaces or says_namespace or name.startswith("kube-"):
-            return Constraint("exclude_namespace", cleaned, name, author)
-    if ignored := _IGNORE.search(cleaned):
-        return Constraint("ignore", cleaned, ignored.group("topic").strip(), author)
-    if focus := _FOCUS.search(cleaned):
-        return Constraint("focus", cleaned, focus.group("target").lower(), author)
-    if excluded:
-        return Constraint("ignore", cleaned, excluded.group("name").lower(), author)
-    return Constraint("rule", cleaned, author=author)
+_IGNORE_TOPIC = re.compile(r"^\W*(?:please\s+)?(?:ignore|disregard|never mind|forget)\s+"
+                           r"(?P<topic>.+)", re.I)
 
 
 @dataclass(slots=True)
@@ -151,13 +137,34 @@ class ConstraintSet:
     def add(self, constraint: Constraint) -> None:
         self.items.append(constraint)
 
+    def withdraw(self, reply: str) -> list[Constraint]:
+        """Remove the constraints read from reply `reply`; returns what was removed."""
+        gone = [c for c in self.items if reply and c.reply == reply]
+        self.items = [c for c in self.items if c not in gone]
+        return gone
+
+    def _values(self, kind: ConstraintKind) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.value for c in self.items if c.kind == kind))
+
     @property
     def excluded_namespaces(self) -> frozenset[str]:
-        return frozenset(c.value for c in self.items if c.kind == "exclude_namespace")
+        return frozenset(self._values("exclude_namespace"))
+
+    @property
+    def excluded_workloads(self) -> frozenset[str]:
+        return frozenset(self._values("exclude_workload"))
+
+    @property
+    def excluded_sources(self) -> frozenset[str]:
+        return frozenset(self._values("exclude_source"))
 
     @property
     def banned_tools(self) -> frozenset[str]:
-        return frozenset(c.value for c in self.items if c.kind == "ban_tool")
+        return frozenset(self._values("ban_tool"))
+
+    def tool_allowed(self, tool: str) -> bool:
+        """Not banned by name nor by its data source."""
+        return tool not in self.banned_tools and source_of(tool) not in self.excluded_sources
 
     @property
     def writes_forbidden(self) -> bool:
@@ -168,48 +175,98 @@ class ConstraintSet:
         return any(c.kind == "stop" for c in self.items)
 
     @property
+    def paused(self) -> bool:
+        return any(c.kind == "pause" for c in self.items)
+
+    @property
     def focus(self) -> tuple[str, ...]:
-        return tuple(c.value for c in self.items if c.kind == "focus")
+        """Namespaces and workloads to focus on, in the order they were asked for."""
+        return tuple(c.value for c in self.items
+                     if c.kind in ("focus_namespace", "focus_workload"))
 
     @property
     def ignored(self) -> tuple[str, ...]:
-        return tuple(c.value for c in self.items if c.kind == "ignore")
+        """Workloads, components and kinds of evidence a human put aside: demoted, never
+        blamed ("ignore the redis warnings" is a rule whose topic is demoted)."""
+        return (*self._values("exclude_workload"),
+                *(m["topic"] for c in self.items if c.kind == "rule"
+                  and (m := _IGNORE_TOPIC.match(c.value or c.text))),
+                *(c.ruled_out[1] for c in self.items if c.kind == "rule_out"
+                  and c.ruled_out[1] and not c.ruled_out[0]))
+
+    @property
+    def ruled_out(self) -> tuple[tuple[str, str], ...]:
+        return tuple(c.ruled_out for c in self.items if c.kind == "rule_out")
+
+    def rules_out(self, category: str, culprit: str) -> bool:
+        """Whether a diagnosis (category, culprit name) is one the humans ruled out."""
+        name = culprit.lower()
+        for ruled_category, component in self.ruled_out:
+            if ruled_category and ruled_category != category:
+                continue
+            if not component or component in name:
+                return True
+        return False
 
     @property
     def rules(self) -> tuple[str, ...]:
-        return tuple(c.rule for c in self.items)
+        return tuple(dict.fromkeys(c.rule for c in self.items))
 
 
 class ConstraintInbox:
-    """Where replies land while the engine runs; the engine takes them at each step.
+    """Where typed constraints land while the engine runs; the engine takes them at each
+    step. Withdrawals (an Undo, an edited or deleted reply) land here too.
 
-    Everything runs on one event loop, so a list and an `asyncio`-free flag are enough; the
-    stop flag is also checked mid-step so "stop" does not wait for the next turn.
+    Everything runs on one event loop, so lists and flags are enough; the stop flag is also
+    checked mid-step so "stop" does not wait for the next turn.
     """
 
-    def __init__(
-        self, *, known_namespaces: Iterable[str] = (), known_tools: Iterable[str] = ()
-    ) -> None:
+    def __init__(self) -> None:
         self._pending: list[Constraint] = []
-        self.known_namespaces: set[str] = set(known_namespaces)
-        self.known_tools: set[str] = set(known_tools)
+        self._withdrawn: list[str] = []
+        self._changed: asyncio.Event | None = None
         self.stop_requested = False
-
-    def add(self, text: str, author: str = "") -> Constraint:
-        constraint = parse_constraint(
-            text,
-            author=author,
-            known_namespaces=self.known_namespaces,
-            known_tools=self.known_tools,
-        )
-        self.put(constraint)
-        return constraint
+        self.resume_requested = False
 
     def put(self, constraint: Constraint) -> None:
         if constraint.kind == "stop":
             self.stop_requested = True
         self._pending.append(constraint)
+        self._wake()
+
+    def withdraw(self, reply: str) -> None:
+        """The constraints of `reply` no longer hold (pending ones are dropped at once)."""
+        self._pending = [c for c in self._pending if c.reply != reply]
+        self.stop_requested = any(c.kind == "stop" for c in self._pending)
+        self._withdrawn.append(reply)
+        self._wake()
+
+    def resume(self) -> None:
+        """A human said to go on: a pause in force is lifted."""
+        self.resume_requested = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+
+    async def changed(self, seconds: float) -> bool:
+        """Wait until something arrives (or `timeout` seconds); whether something did."""
+        if self._pending or self._withdrawn or self.resume_requested:
+            return True
+        self._changed = self._changed or asyncio.Event()
+        self._changed.clear()
+        try:
+            async with asyncio.timeout(seconds):
+                await self._changed.wait()
+        except TimeoutError:
+            return False
+        return True
 
     def drain(self) -> list[Constraint]:
         taken, self._pending = self._pending, []
+        return taken
+
+    def drain_withdrawn(self) -> list[str]:
+        taken, self._withdrawn = self._withdrawn, []
         return taken

@@ -70,13 +70,33 @@ class ObservationReceived:
 
 @dataclass(frozen=True, slots=True)
 class ConstraintApplied:
+    """A typed constraint in force from `step` on. `text` is the reply it was read from and
+    `reply` that reply's id, so an edit or a delete can withdraw it; events stored before
+    constraints were typed have no `constraint` and are read again from `text`."""
+
     investigation_id: str
     step: int
     text: str
     summary: str
     author: str = ""
     at: datetime = field(default_factory=_now)
+    constraint: str = ""
+    value: str = ""
+    reply: str = ""
     kind: Literal["constraint"] = "constraint"
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintWithdrawn:
+    """The constraints read from reply `reply` no longer hold (Undo, an edit, a delete)."""
+
+    investigation_id: str
+    step: int
+    reply: str
+    summary: str
+    author: str = ""
+    at: datetime = field(default_factory=_now)
+    kind: Literal["withdrawn"] = "withdrawn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +164,7 @@ Event = (
     | ToolCalled
     | ObservationReceived
     | ConstraintApplied
+    | ConstraintWithdrawn
     | DiagnosisSubmitted
     | ErrorOccurred
     | LessonsRetrieved

@@ -141,6 +141,11 @@ def constraint_message(author: str, rule: str) -> str:
     return f"CONSTRAINT from {author or 'a human'}: {rule}"
 
 
+def withdrawal_message(author: str, rule: str) -> str:
+    """The user turn that tells the model a constraint no longer holds."""
+    return f"CONSTRAINT withdrawn by {author or 'a human'}: {rule}"
+
+
 def system_prompt(constraints: Sequence[str] = (), lessons: Sequence[str] = ()) -> str:
     """The whole system prompt; constraints come last so they are freshest in mind."""
     parts = [_INTRO, _METHOD, _RULES, render_taxonomy(), _DIAGNOSIS,

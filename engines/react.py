@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from engines import prompts
+from engines import _intake, prompts
 from engines._history import History
 from engines._loop import LoopDetector, call_key
 from engines._replay import replay
@@ -30,7 +30,6 @@ from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.diagnosis import SUBMIT_TOOL, Diagnosis
 from engines.errors import ModelError, TriageError
 from engines.events import (
-    ConstraintApplied,
     DiagnosisSubmitted,
     ErrorOccurred,
     Event,
@@ -58,6 +57,7 @@ from engines.model import (
     Usage,
     UserMessage,
 )
+from engines.steering import Vocabulary
 from engines.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -111,6 +111,7 @@ class EngineConfig:
     context_tokens: int = DEFAULT_CONTEXT_TOKENS
     max_empty_replies: int = 3
     final_turn_seconds: float = 30.0
+    pause_seconds: float = 1800.0  # how long a human's "hold on" holds before it goes on
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +184,7 @@ class _Run:
     observations: list[tuple[str, str]] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
     loop: LoopDetector = field(default_factory=LoopDetector)
+    deadline: asyncio.Timeout | None = None
 
     async def emit(self, event: Event) -> None:
         await emit(self.sink, event)
@@ -257,7 +259,7 @@ class ReactEngine:
         across attempts and `notes` (reflections on failed attempts) open the conversation.
         """
         started = time.perf_counter()
-        inbox = inbox or ConstraintInbox(known_tools=toolset.names)
+        inbox = inbox or ConstraintInbox()
         run = _Run(
             incident=incident,
             model=model,
@@ -279,7 +281,7 @@ class ReactEngine:
         detail = ""
         error: TriageError | None = None
         try:
-            async with asyncio.timeout(self.config.timeout_seconds):
+            async with asyncio.timeout(self.config.timeout_seconds) as run.deadline:
                 reason, detail = await self._loop(run, after_step)
         except TimeoutError:
             reason, detail = "timeout", f"no diagnosis within {self.config.timeout_seconds:g}s"
@@ -316,11 +318,7 @@ class ReactEngine:
 
     @staticmethod
     def _restore(run: _Run, events: Sequence[Event]) -> None:
-        state = replay(
-            events,
-            known_namespaces=sorted(run.inbox.known_namespaces),
-            known_tools=run.toolset.names,
-        )
+        state = replay(events, vocabulary=Vocabulary.of(tools=run.toolset.names))
         for message in state.messages:
             run.history.append(message)
         for constraint in state.constraints:
@@ -361,20 +359,13 @@ class ReactEngine:
         return "max_steps", f"no diagnosis after {config.max_steps} steps"
 
     async def _take_constraints(self, run: _Run) -> None:
-        for constraint in run.inbox.drain():
-            run.constraints.add(constraint)
-            run.history.append(
-                UserMessage(prompts.constraint_message(constraint.author, constraint.rule))
-            )
-            await run.emit(
-                ConstraintApplied(
-                    run.incident.id,
-                    run.step,
-                    constraint.text,
-                    constraint.summary,
-                    constraint.author,
-                )
-            )
+        await _intake.take(run.inbox, run.constraints, run.history, run.emit, run.incident.id,
+                           run.step)
+        waited = await _intake.hold_while_paused(
+            run.inbox, run.constraints, run.history, run.emit, run.incident.id, run.step,
+            self.config.pause_seconds)
+        if waited and run.deadline is not None and run.deadline.when() is not None:
+            run.deadline.reschedule((run.deadline.when() or 0.0) + waited)
 
     async def _ask(self, run: _Run, tools: tuple[ToolSpec, ...], *, final: bool) -> ModelReply:
         system = SystemMessage(prompts.system_prompt(run.constraints.rules, run.lessons))

@@ -182,7 +182,7 @@ class ReflexionEngine:
             steps = self.config.max_steps * self.reflexion.max_attempts
             await announce(sink, incident, model, self.name, steps, lessons)
         constraints = constraints if constraints is not None else ConstraintSet()
-        inbox = inbox or ConstraintInbox(known_tools=toolset.names)
+        inbox = inbox or ConstraintInbox()
         carried = list(notes)
         reflections: list[str] = []
         total = Usage()

@@ -28,6 +28,7 @@ COMMANDS = (
     "bot.cli.lessons",
     "bot.cli.doctor",
     "bot.cli.analyzer_server",
+    "bot.cli.reply",
 )
 
 

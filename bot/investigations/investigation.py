@@ -13,8 +13,9 @@ from datetime import datetime
 
 from bot.outbox import Thread
 from bot.reporter import ThreadReporter
-from engines.constraints import ConstraintInbox
+from engines.constraints import Constraint, ConstraintInbox
 from engines.events import Event
+from engines.steering import Vocabulary
 
 
 @dataclass(eq=False)
@@ -44,3 +45,6 @@ class Investigation:
     correcting: bool = False  # a new attempt after a human said the answer was wrong
     recorded: asyncio.Event = field(default_factory=asyncio.Event)  # the store tried `create`
     known: bool = False  # the store already has it (a resumed run, a new attempt)
+    vocabulary: Vocabulary | None = None  # the cluster's names, listed at the first reply
+    replies: dict[str, tuple[Constraint, ...]] = field(default_factory=dict)  # by reply ts
+    steering_lock: asyncio.Lock = field(default_factory=asyncio.Lock)

@@ -20,7 +20,7 @@ from bot.investigations.lessons import Lessons
 from bot.investigations.records import Records
 from bot.investigations.run import Runner, Runs
 from bot.investigations.shutdown import shut_down
-from bot.investigations.steering import Steering
+from bot.investigations.steering import ReplyReader, Steering
 from bot.outbox import Outbox, Post, Thread
 from bot.render import Message
 from bot.reporter import ThreadReporter
@@ -56,6 +56,7 @@ class Investigations:
         approval_timeout: float = APPROVAL_TIMEOUT_SECONDS,
         metrics: MetricSource | None = None,
         telemetry: Telemetry | None = None,
+        reader: ReplyReader | None = None,
     ) -> None:
         self.outbox = outbox
         self.background = background
@@ -68,7 +69,7 @@ class Investigations:
         self.lessons = Lessons(store)
         self.records = Records(store, outbox, self.lessons, model_name)
         self.approvals = Approvals(approval_timeout)
-        self.steering = Steering(self.lessons, background, telemetry)
+        self.steering = Steering(self.lessons, background, telemetry, reader or ReplyReader())
         self.runs = Runs(runner, self.records, self.lessons, self.approvals, background,
                          telemetry, ended=self._ended)
 
@@ -127,7 +128,7 @@ class Investigations:
         investigation.notes = (note,)
         investigation.reporter.post(render.retry_message(correction, user))
         if correction:
-            self.steering.constrain(investigation, correction, user)
+            self.steering.constrain(investigation, Constraint("fact", correction, correction, user))
         return self.launch(investigation, None)
 
     def new(
@@ -190,9 +191,17 @@ class Investigations:
                  _clip(investigation.text), extra={"investigation_id": investigation_id})
         return investigation
 
-    def steer(self, investigation: Investigation, text: str, user: str) -> Constraint:
+    def steer(self, investigation: Investigation, text: str, user: str, reply: str = "") -> None:
         """A human's reply in the thread (steering.py)."""
-        return self.steering.steer(investigation, text, user)
+        self.steering.steer(investigation, text, user, reply)
+
+    def edited(self, investigation: Investigation, text: str, user: str, reply: str) -> None:
+        """A reply in the thread was edited: read again (steering.py)."""
+        self.steering.edited(investigation, text, user, reply)
+
+    def withdraw(self, investigation: Investigation, reply: str, user: str, why: str) -> bool:
+        """Undo, or a deleted reply: its constraints no longer hold (steering.py)."""
+        return self.steering.withdraw(investigation, reply, user, why)
 
     def stop(self, investigation: Investigation, user: str) -> None:
         """The Stop button: the same as replying "stop"."""

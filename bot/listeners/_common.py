@@ -100,7 +100,7 @@ async def on_message(
         return
     running = investigations.active(channel, thread_ts or ts)  # it may have started or ended
     if running is not None:
-        investigations.steer(running, text, user)
+        investigations.steer(running, text, user, ts)
     elif steering:  # it ended while access was checked: the reply is feedback now
         await _kept_as_feedback(services, channel, user, text, ts, thread_ts or ts,
                                 mentioned=mentioned)

@@ -10,7 +10,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.errors import SlackApiError
 
-from bot import render
+from bot import render, render_steering
 from bot.feedback import Feedback
 from bot.listeners._common import allowed, correct, tell
 from bot.services import Services
@@ -37,6 +37,21 @@ def register(app: AsyncApp, services: Services) -> None:
             tell(services, channel, user, "That investigation has already ended.", thread)
             return
         services.investigations.stop(investigation, user)
+
+    @app.action(render_steering.UNDO_ACTION)
+    async def on_undo(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Undo on a "Noted" message: the constraints of that reply no longer hold."""
+        await ack()
+        user, channel, thread = _where(body)
+        if not await allowed(services, channel, user, thread):
+            return
+        investigation = services.investigations.active(channel, thread)
+        reply = str(action.get("value", ""))
+        if investigation is None:
+            tell(services, channel, user, "That investigation has already ended.", thread)
+            return
+        if not services.investigations.withdraw(investigation, reply, user, "undone"):
+            tell(services, channel, user, "That instruction was already withdrawn.", thread)
 
     @app.action(re.compile(f"^({render.CORRECT_ACTION}|{render.WRONG_ACTION})$"))
     async def on_verdict(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:

@@ -7,8 +7,33 @@ from typing import Any
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.listeners._common import from_human, on_message, strip_mention
+from bot.listeners._common import allowed, from_human, on_message, strip_mention
 from bot.services import Services
+
+CHANGED, DELETED = "message_changed", "message_deleted"
+
+
+async def _reply_changed(services: Services, event: dict[str, Any], bot: str | None) -> None:
+    """An edited or deleted reply in a running investigation's thread: its constraints are
+    read again or withdrawn. Edits of other messages (and of bots' messages) change nothing."""
+    channel = event.get("channel")
+    before = event.get("previous_message") or {}
+    after = event.get("message") or {}
+    thread_ts = after.get("thread_ts") or before.get("thread_ts")
+    user = after.get("user") or before.get("user")
+    reply = str(event.get("deleted_ts") or after.get("ts") or before.get("ts") or "")
+    if not isinstance(channel, str) or not isinstance(user, str) or not thread_ts or \
+            reply == thread_ts or after.get("bot_id") or before.get("bot_id"):
+        return
+    investigation = services.investigations.active(channel, thread_ts)
+    if investigation is None or not await allowed(services, channel, user, thread_ts):
+        return
+    if event.get("subtype") == DELETED or after.get("subtype") == "tombstone":
+        services.investigations.withdraw(investigation, reply, user, "reply deleted")
+        return
+    text = strip_mention(str(after.get("text", "")), bot)
+    if text != strip_mention(str(before.get("text", "")), bot):
+        services.investigations.edited(investigation, text, user, reply)
 
 
 def register(app: AsyncApp, services: Services) -> None:
@@ -17,6 +42,9 @@ def register(app: AsyncApp, services: Services) -> None:
         """Only thread replies matter in channels; a message that mentions the bot is left
         to `app_mention`, which Slack sends for the same message."""
         channel = event.get("channel")
+        if event.get("subtype") in (CHANGED, DELETED):
+            await _reply_changed(services, event, context.bot_user_id)
+            return
         if not from_human(event) or not isinstance(channel, str):
             return
         text = str(event.get("text", ""))

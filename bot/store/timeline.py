@@ -16,6 +16,7 @@ from typing import assert_never
 from engines.diagnosis import Diagnosis
 from engines.events import (
     ConstraintApplied,
+    ConstraintWithdrawn,
     DiagnosisSubmitted,
     ErrorOccurred,
     Event,
@@ -87,6 +88,9 @@ def entry(event: Event) -> Entry:
             return Entry(
                 event.at, event.step, "constraint", clip(f'{who}: "{event.text}" → {event.summary}')
             )
+        case ConstraintWithdrawn():
+            who = event.author or "a human"
+            return Entry(event.at, event.step, "withdrawn", clip(f"{who}: {event.summary}"))
         case DiagnosisSubmitted():
             return Entry(event.at, event.step, "diagnosis", headline(event.diagnosis))
         case ErrorOccurred():

@@ -1,0 +1,366 @@
+"""The deterministic reading of a reply: clause by clause, with the cluster's names.
+
+Each clause is read for what it asks (stop, pause, read-only, a fact, a ruled-out cause, an
+exclusion, a focus, a time window) and what it names (namespaces and workloads from the
+vocabulary, tools, data sources, kinds of fault, components). A clause that names things but
+asks nothing takes the previous clause's ask ("skip kube-system and monitoring"). The reading
+says whether it is sure: a clause that looks like an instruction but matches no kind is
+unsure, and a configured model then reads the reply (`engines.steering.model_reader`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal, cast
+
+from engines.constraints import Constraint, ConstraintKind
+from engines.steering import lexicon as lx
+from engines.steering.text import clauses, prepare
+from engines.steering.times import find_window
+from engines.steering.vocabulary import Vocabulary, squash
+
+Intent = Literal["exclude", "focus", "rule_out", ""]
+# "fact?": a statement that is a fact only when nothing else is asked (the reason otherwise).
+_Kind = ConstraintKind | Literal["fact?"]
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9._/-]*[a-z0-9]|[a-z0-9]")
+_NAMESPACE_WORD = re.compile(r"\b(?:namespaces?|ns)\b")
+_WORKLOAD_WORD = re.compile(
+    r"\b(?:deployments?|deploy|services?|svc|apps?|pods?|statefulsets?|sts|daemonsets?|"
+    r"jobs?|cronjobs?|workloads?|service)\b")
+_CONTRAST = re.compile(r"^(?:not|no|nicht|pas|não|no es)\b(?! just| only| nur| solo| seulement)")
+_NOT_ONLY = re.compile(r"^not (?:just|only|even)\b")
+_OWN_MESSAGE = re.compile(r"\b(?:my|the) (?:last|previous|earlier) (?:message|reply|comment)\b")
+_IGNORE_THEM = re.compile(r"^(?:so |and )?(?:ignore|disregard) (?:them|those|these|it|that)$")
+_STOP_BY = re.compile(r"\bstop by\b")
+_SHORT = 4  # a clause of at most this many words may take the previous clause's ask
+_LEADING = re.compile(r"^(?:and|but|then|also|so|plus|y|und|et|e|mais|pero|aber|mas|ok|okay)\s+")
+_UNSKIP = re.compile(r"\b(?:don'?t|do not) (?:skip|ignore|exclude|forget)\b")
+_NO_NEED = re.compile(r"\bno need to (?:stay out of|skip|avoid|exclude|ignore)\b")
+_PRONOUN_EXCLUDE = re.compile(r"^(?:so |and )?(?:ignore|skip|drop|forget) (?:it|them)$|"
+                              r"^don'?t (?:chase|bother with) (?:it|them)$|^don'?t bother$")
+_PRONOUN_RULED_OUT = re.compile(r"^(?:c'est pas [çc]a|ce n'est pas [çc]a|it'?s not (?:that|it)|"
+                                r"that'?s not it|no es eso|das ist es nicht|não é isso)$")
+_PRONOUN_BAN = re.compile(r"\b(?:don'?t (?:use|run|call) (?:it|them)|skip (?:it|them)|"
+                          r"(?:is|are) not useful|drop (?:it|them)|ban (?:it|them))\b")
+_UNKNOWN_RULED_OUT = re.compile(
+    r"^(?:it'?s|it is|its) not (?:the |a |an )?(?P<thing>[a-z][a-z0-9-]*)$")
+_CATEGORY_FIRST = re.compile(r"^(?:not|no|kein\w*|pas|não|nao)\s(?!even\b)")
+_PAST = re.compile(r"\b(?:[a-z]{3,}ed|went|hit|rose|fell|began|broke|kept|got|was|were|"
+                   r"has been|have been|keeps?|is at|are at|hits)\b")
+_NUMBERISH = re.compile(r"\d")
+WINDOW_MARK = " ⟨window⟩ "
+# "ignore the redis warnings": a kind of evidence is noise. Not an exclusion of whatever the
+# words name, not a ruled-out cause: a rule the model follows (and the analyzer demotes).
+_NOISE = re.compile(
+    r"^(?:please\s+|pls\s+)?(?:ignore|disregard|don'?t worry about|never mind|nevermind|"
+    r"forget(?: about)?|ignora|ignoriere?|ignore[sz]?)\s+(?:the\s+|those\s+|these\s+|all\s+"
+    r"(?:the\s+)?|los\s+|las\s+|die\s+|les\s+|os\s+|as\s+)?(?P<topic>.*?\b(?:" +
+    lx.SIGNAL_NOUNS.pattern + r"))(?:\s.*)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What a reply asks for. `confident` is False when some clause looked like an
+    instruction the rules could not type; `resume` lifts a pause ("go on")."""
+
+    constraints: tuple[Constraint, ...] = ()
+    question: bool = False
+    confident: bool = True
+    resume: bool = False
+    to_someone_else: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        return {"constraints": [{"kind": c.kind, "value": c.value} for c in self.constraints],
+                "question": self.question}
+
+
+@dataclass(slots=True)
+class _Names:
+    """What one clause names, in the order it names them."""
+
+    namespaces: list[str] = field(default_factory=list)
+    workloads: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    signal_names: list[str] = field(default_factory=list)  # "the redis warnings"
+
+    def any(self) -> bool:
+        return bool(self.namespaces or self.workloads or self.tools or self.sources)
+
+
+def _find_names(clause: str, vocab: Vocabulary) -> _Names:
+    names = _Names()
+    tokens = [(m.group(0), m.end()) for m in _TOKEN.finditer(clause)]
+    words = [t for t, _ in tokens]
+    prefers_namespace = bool(_NAMESPACE_WORD.search(clause))
+    prefers_workload = bool(_WORKLOAD_WORD.search(clause))
+    i = 0
+    while i < len(words):
+        for size in (3, 2, 1):
+            phrase = " ".join(words[i:i + size])
+            if i + size > len(words):
+                continue
+            if size == 1 and vocab.tool(phrase):
+                names.tools.append(phrase)
+                break
+            found = _lookup(phrase, vocab, prefers_namespace, prefers_workload,
+                            fuzzy=size == 1 and not _is_common(phrase))
+            if found is None:
+                continue
+            kind, name = found
+            (names.namespaces if kind == "namespace" else names.workloads).append(name)
+            rest = clause[tokens[i + size - 1][1]:]
+            if lx.SIGNAL_NOUNS.match(rest.strip()):
+                names.signal_names.append(name)
+            break
+        else:
+            i += 1
+            continue
+        i += size
+    names.sources = [s for s, pattern in lx.SOURCE_WORDS.items() if pattern.search(clause)]
+    for name in [*names.namespaces, *names.workloads]:
+        source = next((s for s, p in lx.SOURCE_WORDS.items() if p.fullmatch(name)), None)
+        if source is None:
+            continue
+        if prefers_namespace or prefers_workload:  # "skip the logging ns"
+            if source in names.sources and len(names.sources) == 1:
+                names.sources.remove(source)
+        else:  # "don't use prometheus": the source, not the workload of that name
+            for listed in (names.namespaces, names.workloads):
+                if name in listed:
+                    listed.remove(name)
+            if source not in names.sources:
+                names.sources.append(source)
+    return names
+
+
+def _lookup(phrase: str, vocab: Vocabulary, prefers_namespace: bool, prefers_workload: bool,
+            *, fuzzy: bool) -> tuple[str, str] | None:
+    key = squash(phrase)
+    in_namespaces = next((n for n in vocab.namespaces if squash(n) == key), None)
+    in_workloads = next((w for w in vocab.workloads if squash(w) == key), None)
+    if in_namespaces and in_workloads:
+        if prefers_workload and not prefers_namespace:
+            return "workload", in_workloads
+        return "namespace", in_namespaces
+    if in_namespaces:
+        return "namespace", in_namespaces
+    if in_workloads:
+        return "workload", in_workloads
+    return vocab.lookup(phrase) if fuzzy else None
+
+
+def _is_common(word: str) -> bool:
+    """Words of the lexicon are never fuzzy-matched to a cluster name."""
+    return any(p.fullmatch(word) for p in (*lx.SOURCE_WORDS.values(),
+                                           *lx.CATEGORY_WORDS.values(),
+                                           *lx.COMPONENT_WORDS.values())) \
+        or bool(lx.SIGNAL_NOUNS.fullmatch(word))
+
+
+def _ruled_out(clause: str, names: _Names) -> str | None:
+    """The value of a rule_out: category, workload, component, or category:component."""
+    categories = [c for c, p in lx.CATEGORY_WORDS.items() if p.search(clause)]
+    components = [*names.workloads, *names.namespaces]
+    if not components:
+        components = [c for c, p in lx.COMPONENT_WORDS.items() if p.search(clause)]
+    if "bad_rollout" in categories and names.workloads and \
+            re.search(r"\bdeploy(?:ment)?s?\b", clause) and not re.search(
+                r"\b(?:rollout|release|deploy(?:ed)? (?:at|of)|last deploy|new version)\b",
+                clause):
+        categories.remove("bad_rollout")  # "the checkout deployment" names a workload
+    if categories and components:
+        return f"{categories[0]}:{components[0]}"
+    if categories:
+        return categories[0]
+    if components:
+        return components[0]
+    return None
+
+
+def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause: str,
+                 carry_names: list[tuple[str, str]]) -> tuple[list[tuple[_Kind, str]], Intent, bool,
+                                                bool, bool]:
+    """(kinds and values, the clause's intent, question, sure, resume)."""
+    clause = _LEADING.sub("", clause)
+    requested = lx.REQUEST_PREFIX.match(clause)
+    if requested:
+        clause = clause[requested.end():]
+    names = _find_names(clause, vocab)
+    asked = not requested and ("?" in clause or bool(lx.WH_START.match(clause)))
+    if lx.POLITENESS.match(clause.strip(" !.,")) or _OWN_MESSAGE.search(clause):
+        return [], "", False, True, False
+    if lx.PAUSE_STRONG.search(clause):
+        return [("pause", "")], "", False, True, False
+    if lx.NOT_STOP.search(clause):
+        return [], "", asked, True, True
+    if lx.WRITES.search(clause):
+        return [("forbid_writes", "")], "", False, True, False
+    if lx.PAUSE_STRONG.search(clause):
+        return [("pause", "")], "", False, True, False
+    if _NO_NEED.search(clause):
+        return [], "", False, True, False
+    if (lx.STOP.match(clause) or lx.STOP_ANYWHERE.search(clause)) and not _STOP_BY.search(clause):
+        return [("stop", "")], "", False, True, False
+    if lx.WH_START.match(clause) and not requested:
+        return [], "", True, True, False
+    if lx.CHATTER_START.match(clause):
+        return [], "", False, True, False
+    if _PRONOUN_EXCLUDE.match(clause) and carry_names:
+        return [*_exclusions(carry_names)], "", False, True, False
+    if _PRONOUN_RULED_OUT.match(clause) and carry_names:
+        return [("rule_out", name) for _, name in carry_names], "", False, True, False
+    if _NOISE.match(clause) or _IGNORE_THEM.match(clause):
+        return [("rule", clause)], "", False, True, False
+    if _NOT_ONLY.match(clause):
+        return [], "", False, True, False
+    if lx.FACT.search(clause) and not lx.EXCLUDE.match(clause):
+        return [("fact", clause)], "", False, True, False
+    if lx.FACT_WEAK.search(clause) and not lx.EXCLUDE.search(clause) and \
+            not lx.RULE_OUT.search(clause):
+        return [("fact?", clause)], "", False, True, False
+    found: list[tuple[_Kind, str]] = []
+    if _CATEGORY_FIRST.match(clause) and any(p.search(clause)
+                                             for p in lx.CATEGORY_WORDS.values()):
+        value = _ruled_out(clause, names)
+        if value:
+            return [("rule_out", value)], "rule_out", False, True, False
+    if (unknown := _UNKNOWN_RULED_OUT.match(clause)) and not names.any() \
+            and not _ruled_out_words(clause):
+        return [("rule_out", unknown["thing"])], "rule_out", False, True, False
+    if lx.RULE_OUT.search(clause) and not (names.sources and not names.workloads
+                                            and not _ruled_out_words(clause)):
+        value = _ruled_out(clause, names)
+        if value:
+            return [("rule_out", value)], "rule_out", False, True, False
+    intent: Intent = ""
+    if _UNSKIP.search(clause) and names.any():
+        intent = "focus"
+    elif lx.EXCLUDE.search(clause) or (_CONTRAST.match(clause) and names.any()):
+        intent = "exclude"
+    elif lx.FOCUS.search(clause):
+        intent = "focus"
+    elif names.any() and carry and len(clause.split()) <= _SHORT:
+        contrast = bool(_CONTRAST.match(previous_clause)) and carry == "exclude"
+        intent = "focus" if contrast else carry
+    elif names.any() and _only_names(clause, names):
+        intent = "focus"  # "auth-service logs since 03:00"
+    if intent == "exclude":
+        found += [("ban_tool", t) for t in names.tools]
+        found += [("rule_out", n) for n in names.signal_names]
+        found += [("exclude_namespace", n) for n in names.namespaces
+                  if n not in names.signal_names]
+        found += [("exclude_workload", w) for w in names.workloads
+                  if w not in names.signal_names]
+        if not (names.namespaces or names.workloads) or not names.signal_names:
+            found += [("exclude_source", s) for s in names.sources
+                      if not (names.signal_names and s == "logs")]
+    elif intent == "focus":
+        found += [("focus_namespace", n) for n in names.namespaces]
+        found += [("focus_workload", w) for w in names.workloads]
+        found += [("focus_source", s) for s in names.sources]
+    elif intent == "rule_out":
+        value = _ruled_out(clause, names)
+        if value:
+            found.append(("rule_out", value))
+    if found:
+        return found, intent, asked and not found, True, False
+    if lx.PAUSE.search(clause) and len(clause.split()) <= 8 and not asked:
+        return [("pause", "")], "", False, True, False
+    if asked:
+        return [], "", True, True, False
+    if lx.ACKNOWLEDGE.match(clause) or not clause.strip():
+        return [], "", False, True, False
+    if lx.IMPERATIVE.match(clause) or requested:
+        return [("rule", clause)], "", False, True, False
+    if WINDOW_MARK.strip() not in clause and _PAST.search(clause) and (
+            _NUMBERISH.search(clause) or names.any() or len(clause.split()) >= 4):
+        return [("fact?", clause)], "", False, True, False
+    bare_ask = bool(lx.FOCUS.fullmatch(clause) or lx.FOCUS.fullmatch(clause.rsplit(" ", 1)[0]))
+    return [], "", False, bare_ask or not (names.any() or lx.EXCLUDE.search(clause)
+                                           or lx.FOCUS.search(clause)), False
+
+
+def _exclusions(names: list[tuple[str, str]]) -> list[tuple[_Kind, str]]:
+    return [("exclude_namespace" if kind == "namespace" else "exclude_workload", name)
+            for kind, name in names]
+
+
+_FILLER = re.compile(r"\b(?:the|of|for|in|from|plz|pls|please|too|also|now|de|von|du|des|"
+                     r"la|le|les|los|das|die|der|el)\b")
+
+
+def _only_names(clause: str, names: _Names) -> bool:
+    """A clause that only names things (and sources): a focus said without a verb."""
+    rest = _FILLER.sub(" ", clause)
+    for name in (*names.namespaces, *names.workloads, *names.tools):
+        rest = re.sub(re.escape(name).replace(r"\-", "[- ]"), " ", rest)
+    for pattern in lx.SOURCE_WORDS.values():
+        rest = pattern.sub(" ", rest)
+    return not rest.split()
+
+
+def _ruled_out_words(clause: str) -> bool:
+    return any(p.search(clause) for p in (*lx.CATEGORY_WORDS.values(),
+                                          *lx.COMPONENT_WORDS.values()))
+
+
+def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "",
+               bot_user_id: str | None = None) -> Reading:
+    """Everything the rules understand in `text`, typed, and whether they are sure."""
+    prepared = prepare(text, bot_user_id)
+    if prepared.to_someone_else:
+        return Reading(to_someone_else=True)
+    plain = prepared.text
+    found: list[tuple[_Kind, str]] = []
+    window = find_window(plain)
+    if window is not None:
+        start, end = window[1]
+        plain = f"{plain[:start]}{WINDOW_MARK}{plain[end:]}"
+    question, sure, resume = False, True, False
+    carry: Intent = ""
+    previous = ""
+    pieces = clauses(plain)
+    if pieces and re.match(r"^(?:can|could) (?:someone|anyone)|^anyone\b|^someone\b", pieces[0]):
+        return Reading()  # asked of the humans in the thread
+    named: list[tuple[str, str]] = []
+    for index, clause in enumerate(pieces):
+        following = pieces[index + 1] if index + 1 < len(pieces) else ""
+        if not carry and _CONTRAST.match(following) and len(clause.split()) <= _SHORT:
+            carry = "focus"  # "metrics, not logs"
+        plain_clause = clause.replace(WINDOW_MARK.strip(), " ").strip()
+        kinds, intent, asked, clause_sure, clause_resume = _read_clause(
+            plain_clause, vocab, carry, previous, named)
+        seen = _find_names(plain_clause, vocab)
+        named = [*(("namespace", n) for n in seen.namespaces),
+                 *(("workload", w) for w in seen.workloads)] or named
+        if window is not None and WINDOW_MARK.strip() in clause and \
+                not any(kind == "fact" for kind, _ in kinds):
+            found.append(("time_window", window[0]))
+            clause_sure = True
+        found += kinds
+        question = question or asked
+        sure = sure and clause_sure
+        resume = resume or clause_resume
+        carry = intent or (carry if not kinds else "")
+        previous = clause
+    if question or any(kind != "pause" for kind, _ in found):
+        found = [(k, v) for k, v in found if k != "pause" or "pause" in plain
+                 or "hold" in plain]
+    weak = [item for item in found if item[0] == "fact?"]
+    found = [item for item in found if item[0] != "fact?"]
+    if weak and not any(kind != "fact" for kind, _ in found):
+        found.append(("fact", " ".join(v for _, v in weak)))
+    facts = [v for kind, v in found if kind == "fact"]
+    if len(facts) > 1:  # one reply's facts are one fact
+        found = [item for item in found if item[0] != "fact"] + [("fact", "; ".join(facts))]
+    if _PRONOUN_BAN.search(plain):
+        found += [("ban_tool", t) for t in dict.fromkeys(
+            name for piece in pieces for name in _find_names(piece, vocab).tools)]
+    unique = [(kind, value) for kind, value in dict.fromkeys(found) if kind != "fact?"]
+    return Reading(
+        tuple(Constraint(cast(ConstraintKind, kind), text, value, author, reply)
+              for kind, value in unique),
+        question=question, confident=sure, resume=resume,
+    )
