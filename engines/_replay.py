@@ -60,7 +60,7 @@ def constraints_of(event: ConstraintApplied, vocab: Vocabulary) -> list[Constrai
 def replay(events: Sequence[Event], *, vocabulary: Vocabulary | None = None) -> Replayed:
     """Turn a log into messages and counters; steps left incomplete are not replayed."""
     state = Replayed()
-    vocab = vocabulary or Vocabulary()
+    vocab = vocabulary or Vocabulary.of()
     for step, step_events in sorted(_steps(events).items()):
         for event in step_events:
             if isinstance(event, ConstraintApplied):

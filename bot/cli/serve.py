@@ -38,6 +38,7 @@ from bot.feedback import MemoryStore, Store
 from bot.investigations.registry import Investigations
 from bot.investigations.resume import resume_unfinished
 from bot.investigations.run import Runner, RunRequest
+from bot.investigations.steering import ReplyReader, reader_for
 from bot.logging_setup import configure as configure_logging
 from bot.outbox import Outbox
 from bot.server import EVENTS_PATH, HttpServer
@@ -46,7 +47,7 @@ from bot.store import Store as SqlStore
 from bot.store import StoreError
 from bot.store.url import describe, resolve_url
 from bot.telemetry import MeteredModel, Telemetry, metered_retry_handlers
-from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
+from bot.wiring import ANALYZER, ENGINES, Setting, build_model, investigate, scenario_setting
 from engines.errors import ConfigurationError
 from engines.model import Model
 from engines.react import InvestigationResult
@@ -163,6 +164,7 @@ async def run(args: argparse.Namespace) -> int:
                 metrics=setting.sources.metrics,
                 grace=getattr(args, "grace", DEFAULT_GRACE),
                 telemetry=telemetry,
+                reader=reader_for(setting.sources, None if model.name == ANALYZER else model),
             )
         finally:
             await store.close()
@@ -250,6 +252,7 @@ async def serve(
     announce: Callable[[str], None] = _announce,
     metrics: MetricSource | None = None,
     telemetry: Telemetry | None = None,
+    reader: ReplyReader | None = None,
 ) -> Services:
     """Run the bot until `stop` is set; returns its services (tests inspect the store).
 
@@ -264,7 +267,7 @@ async def serve(
     store = store if store is not None else MemoryStore()
     investigations = Investigations(
         runner, outbox, store, background, model_name=model_name, metrics=metrics,
-        telemetry=telemetry,
+        telemetry=telemetry, reader=reader,
     )
     services = Services(
         client,

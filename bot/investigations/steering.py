@@ -23,12 +23,15 @@ from bot.telemetry import Telemetry
 from engines.constraints import Constraint
 from engines.model import Model
 from engines.steering import Reading, Vocabulary, understand
+from tools.catalog import available_tools
+from tools.sources.base import Sources
+from tools.vocabulary import cluster_vocabulary
 
 VocabularySource = Callable[[], Awaitable[Vocabulary]]
 
 
 async def no_vocabulary() -> Vocabulary:
-    return Vocabulary()
+    return Vocabulary.of()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,16 @@ class ReplyReader:
             investigation.vocabulary = await self.vocabulary()
         return await understand(text, investigation.vocabulary, self.model, author=user,
                                 reply=reply, bot_user_id=self.bot_user_id)
+
+
+def reader_for(sources: Sources, model: Model | None = None) -> ReplyReader:
+    """Replies read with the names of the cluster `sources` reads (listed at an
+    investigation's first reply), and by `model` when the rules are unsure."""
+
+    async def vocabulary() -> Vocabulary:
+        return await cluster_vocabulary(sources, (t.name for t in available_tools(sources)))
+
+    return ReplyReader(vocabulary, model)
 
 
 @dataclass(slots=True)

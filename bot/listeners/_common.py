@@ -13,23 +13,12 @@ from bot import render
 from bot.feedback import Feedback, InvestigationRecord
 from bot.services import Services
 from engines.reflexion import rejection_note
+from engines.steering.corrections import is_correction
 
 log = logging.getLogger(__name__)
 
 # Subtypes that are a human writing; edits, deletions, joins and bot posts are not.
 HUMAN_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
-# A reply after the end that says the answer was wrong ("wrong, it was the connection pool").
-_CORRECTION = re.compile(
-    r"^\W*(wrong|incorrect|nope|no\b|not (it|right|quite|that)\b|actually\b|it was\b|"
-    r"it's\b|it is\b|the (real|actual) (cause|culprit))",
-    re.I,
-)
-
-
-def is_correction(text: str) -> bool:
-    return bool(_CORRECTION.match(text))
-
-
 def strip_mention(text: str, bot_user_id: str | None) -> str:
     """The text without the bot's own mention (`<@U123>` or `<@U123|triage>`)."""
     if bot_user_id:

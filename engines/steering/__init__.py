@@ -3,7 +3,7 @@ neither. `read_reply` is the deterministic reader; a configured model reads what
 unsure of (`model_reader.read_with_model`)."""
 
 from engines.steering.reader import understand
-from engines.steering.rules import Reading, read_reply
+from engines.steering.rules import Reading, put_reply, read_reply
 from engines.steering.vocabulary import Vocabulary
 
-__all__ = ["Reading", "Vocabulary", "read_reply", "understand"]
+__all__ = ["Reading", "Vocabulary", "put_reply", "read_reply", "understand"]

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from engines.constraints import Constraint, ConstraintKind
+from engines.constraints import Constraint, ConstraintInbox, ConstraintKind
 from engines.steering import lexicon as lx
 from engines.steering.text import clauses, prepare
 from engines.steering.times import find_window
@@ -33,6 +33,12 @@ _NOT_ONLY = re.compile(r"^not (?:just|only|even)\b")
 _OWN_MESSAGE = re.compile(r"\b(?:my|the) (?:last|previous|earlier) (?:message|reply|comment)\b")
 _IGNORE_THEM = re.compile(r"^(?:so |and )?(?:ignore|disregard) (?:them|those|these|it|that)$")
 _STOP_BY = re.compile(r"\bstop by\b")
+_SAID_NAMESPACE = re.compile(
+    r"\b(?:namespace|ns)\s+(?P<a>[a-z0-9][-a-z0-9]*[a-z0-9])|"
+    r"(?P<b>[a-z0-9][-a-z0-9]*[a-z0-9])\s+(?:namespace|ns)\b")
+_NOT_NAMES = frozenset({"the", "this", "that", "any", "every", "each", "a", "one", "other",
+                        "whole", "entire", "same", "which", "what", "in", "of", "el", "la",
+                        "le", "den", "das", "die", "o", "do", "du", "de", "del"})
 _SHORT = 4  # a clause of at most this many words may take the previous clause's ask
 _LEADING = re.compile(r"^(?:and|but|then|also|so|plus|y|und|et|e|mais|pero|aber|mas|ok|okay)\s+")
 _UNSKIP = re.compile(r"\b(?:don'?t|do not) (?:skip|ignore|exclude|forget)\b")
@@ -118,6 +124,10 @@ def _find_names(clause: str, vocab: Vocabulary) -> _Names:
             i += 1
             continue
         i += size
+    for said in _SAID_NAMESPACE.finditer(clause):  # "the namespace foo": a namespace, listed
+        name = (said["a"] or said["b"] or "").lower()  # or not (the cluster may be unread)
+        if name and name not in names.namespaces and name not in _NOT_NAMES:
+            names.namespaces.append(name)
     names.sources = [s for s, pattern in lx.SOURCE_WORDS.items() if pattern.search(clause)]
     for name in [*names.namespaces, *names.workloads]:
         source = next((s for s, p in lx.SOURCE_WORDS.items() if p.fullmatch(name)), None)
@@ -364,3 +374,13 @@ def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "
               for kind, value in unique),
         question=question, confident=sure, resume=resume,
     )
+
+
+def put_reply(inbox: ConstraintInbox, text: str, vocab: Vocabulary | None = None, *,
+              author: str = "", reply: str = "") -> Reading:
+    """Read `text` with the rules and put what it asks into `inbox` (harnesses and scripted
+    interventions, which have no model and no thread to answer in)."""
+    reading = read_reply(text, vocab or Vocabulary.of(), author=author, reply=reply)
+    for constraint in reading.constraints:
+        inbox.put(constraint)
+    return reading

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 _SEPARATORS = re.compile(r"[-_.\s]+")
+# Every cluster has these, listed or not.
+ALWAYS_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 
 
 def squash(name: str) -> str:
@@ -32,7 +34,7 @@ class Vocabulary:
     @classmethod
     def of(cls, namespaces: Iterable[str] = (), workloads: Iterable[str] = (),
            tools: Iterable[str] = ()) -> Vocabulary:
-        namespaces = frozenset(n.lower() for n in namespaces if n)
+        namespaces = frozenset(n.lower() for n in namespaces if n) | ALWAYS_NAMESPACES
         workloads = frozenset(w.lower() for w in workloads if w)
         index: dict[str, tuple[str, str]] = {}
         for kind, names in (("workload", workloads), ("namespace", namespaces)):

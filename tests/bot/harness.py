@@ -17,6 +17,7 @@ from bot.access import AccessPolicy
 from bot.app import SlackSettings
 from bot.cli.serve import make_runner, serve
 from bot.feedback import MemoryStore
+from bot.investigations.steering import reader_for
 from bot.services import Services
 from bot.wiring import scenario_setting
 from tests.bot.models import Gates, build_test_model
@@ -131,7 +132,7 @@ class InProcessBot:
         self._task = asyncio.create_task(serve(
             settings, runner, model_name="test-model", stop=self.stop, policy=self._policy,
             host="127.0.0.1", port=0, store=self.store, announce=self._announce,
-            metrics=setting.sources.metrics, grace=5.0,
+            metrics=setting.sources.metrics, grace=5.0, reader=reader_for(setting.sources),
         ))
         waiter = asyncio.create_task(self._announced.wait())
         await asyncio.wait({waiter, self._task}, timeout=10,

@@ -1,67 +1,83 @@
-"""Human replies become typed constraints."""
+"""Typed constraints: how they are said to the model and read back, indexed for the toolset,
+withdrawn by reply, and how the inbox hands them to the engine."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from engines.constraints import ConstraintInbox, ConstraintSet, parse_constraint
+from engines.constraints import RULES, Constraint, ConstraintInbox, ConstraintSet, from_rule
 
 
-@pytest.mark.parametrize(
-    ("text", "kind", "value"),
-    [
-        ("stop", "stop", ""),
-        ("Cancel", "stop", ""),
-        ("stop it please", "stop", ""),
-        ("stay out of kube-system", "exclude_namespace", "kube-system"),
-        ("don't look at the payments namespace", "exclude_namespace", "payments"),
-        ("exclude namespace monitoring", "exclude_namespace", "monitoring"),
-        ("ignore the redis warnings, they are expected", "ignore", "redis warnings"),
-        ("focus on checkout", "focus", "checkout"),
-        ("read-only please", "forbid_writes", ""),
-        ("don't restart anything", "forbid_writes", ""),
-        ("don't use k8s_pod_logs", "ban_tool", "k8s_pod_logs"),
-        ("I think it's the database", "rule", ""),
-    ],
-)
-def test_parse(text: str, kind: str, value: str) -> None:
-    constraint = parse_constraint(text, known_tools=["k8s_pod_logs"])
-    assert (constraint.kind, constraint.value) == (kind, value)
+@pytest.mark.parametrize("kind", [k for k in RULES if k != "rule"])
+def test_every_typed_rule_reads_back_as_its_kind(kind: str) -> None:
+    value = "" if kind in ("stop", "pause", "forbid_writes") else "payments"
+    said = Constraint(kind, "reply", value).rule  # type: ignore[arg-type]
+    back = from_rule(said)
+    assert (back.kind, back.value) == (kind, value)
 
 
-def test_known_namespace_is_excluded_without_the_word_namespace() -> None:
-    assert parse_constraint("avoid shop", known_namespaces=["shop"]).kind == "exclude_namespace"
-    assert parse_constraint("avoid redis").kind == "ignore"
+def test_a_free_rule_stays_free() -> None:
+    assert from_rule("answer in bullet points").kind == "rule"
 
 
-def test_stop_does_not_match_a_longer_sentence_about_stopping() -> None:
-    text = "the pods stopped responding after the deploy at 14:10, look at the ingress logs"
-    assert parse_constraint(text).kind != "stop"
-
-
-def test_summaries_confirm_what_was_understood() -> None:
-    assert parse_constraint("stay out of kube-system").summary == (
-        "staying out of namespace kube-system"
-    )
-
-
-def test_inbox_flags_stop_immediately_and_drains_once() -> None:
-    inbox = ConstraintInbox()
-    inbox.add("stay out of kube-system", "alice")
-    assert not inbox.stop_requested
-    inbox.add("stop", "bob")
-    assert inbox.stop_requested
-    taken = inbox.drain()
-    assert [c.author for c in taken] == ["alice", "bob"]
-    assert inbox.drain() == []
-
-
-def test_constraint_set_indexes_enforceable_constraints() -> None:
-    constraints = ConstraintSet()
-    for text in ["stay out of kube-system", "don't use logs_search", "no writes", "stop"]:
-        constraints.add(parse_constraint(text))
+def test_the_set_indexes_what_the_toolset_enforces() -> None:
+    constraints = ConstraintSet([
+        Constraint("exclude_namespace", "t", "kube-system"),
+        Constraint("exclude_workload", "t", "cart"),
+        Constraint("exclude_source", "t", "logs"),
+        Constraint("ban_tool", "t", "k8s_events"),
+        Constraint("forbid_writes", "t"),
+    ])
     assert constraints.excluded_namespaces == {"kube-system"}
-    assert constraints.banned_tools == {"logs_search"}
+    assert constraints.excluded_workloads == {"cart"}
+    assert not constraints.tool_allowed("logs_search")  # its source is excluded
+    assert not constraints.tool_allowed("k8s_events")
+    assert constraints.tool_allowed("metrics_query")
     assert constraints.writes_forbidden
-    assert constraints.stop_requested
-    assert len(constraints.rules) == 4
+
+
+def test_rule_out_by_category_component_or_both() -> None:
+    constraints = ConstraintSet([Constraint("rule_out", "t", "oom_killed:checkout"),
+                                 Constraint("rule_out", "t", "database"),
+                                 Constraint("rule_out", "t", "network")])
+    assert constraints.rules_out("oom_killed", "checkout")
+    assert not constraints.rules_out("oom_killed", "cart")
+    assert constraints.rules_out("crash_loop", "payments-database")
+    assert constraints.rules_out("network", "anything")
+    assert "database" in constraints.ignored
+
+
+def test_withdraw_removes_only_that_replys_constraints() -> None:
+    constraints = ConstraintSet([Constraint("exclude_namespace", "a", "shop", reply="1"),
+                                 Constraint("ban_tool", "a", "k8s_events", reply="1"),
+                                 Constraint("focus_workload", "b", "cart", reply="2")])
+    gone = constraints.withdraw("1")
+    assert [c.kind for c in gone] == ["exclude_namespace", "ban_tool"]
+    assert [c.value for c in constraints.items] == ["cart"]
+
+
+def test_inbox_flags_stop_at_once_and_drains_once() -> None:
+    inbox = ConstraintInbox()
+    inbox.put(Constraint("exclude_namespace", "t", "kube-system", "alice"))
+    assert not inbox.stop_requested
+    inbox.put(Constraint("stop", "stop", author="bob", reply="9"))
+    assert inbox.stop_requested
+    inbox.withdraw("9")  # withdrawn before the engine took it: no stop
+    assert not inbox.stop_requested
+    assert [c.author for c in inbox.drain()] == ["alice"]
+    assert inbox.drain() == []
+    assert inbox.drain_withdrawn() == ["9"]
+
+
+def test_inbox_wakes_a_waiting_engine() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        inbox = ConstraintInbox()
+        idle = await inbox.changed(0.01)
+        waiter = asyncio.ensure_future(inbox.changed(5))
+        await asyncio.sleep(0)
+        inbox.resume()
+        return idle, await waiter
+
+    assert asyncio.run(scenario()) == (False, True)

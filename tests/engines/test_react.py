@@ -21,6 +21,7 @@ from engines.scripted_model import (
     call,
     reply,
 )
+from engines.steering import put_reply
 from tools.context import ToolContext
 from tools.registry import Tool, tool
 from tools.sources.base import Sources
@@ -247,7 +248,7 @@ async def test_constraints_apply_from_the_next_step_and_are_enforced() -> None:
 
     def steer(request: ModelRequest) -> ModelReply:
         if request.step == 1:
-            inbox.add("stay out of kube-system", "alice")
+            put_reply(inbox, "stay out of kube-system", author="alice")
             return reply("", call("k8s_pods", {"namespace": "kube-system"}))
         if request.step == 2:
             assert "Do not query or blame anything in namespace 'kube-system'." in (
@@ -275,7 +276,7 @@ async def test_stop_ends_the_run_with_a_summary_of_what_was_found() -> None:
         if request.final:
             return reply("summing up", call("submit_diagnosis", DIAGNOSIS))
         if request.step == 2:
-            inbox.add("stop", "bob")
+            put_reply(inbox, "stop", author="bob")
         return reply("", call("k8s_pods", {"namespace": f"n{request.step}"}))
 
     result, _events = await investigate(FunctionModel(model_fn), toolset, constraints, inbox=inbox)
@@ -392,7 +393,7 @@ async def test_a_resumed_run_replays_complete_steps_and_redoes_the_one_in_flight
 
     def first(request: ModelRequest) -> ModelReply:
         if request.step == 1:
-            inbox.add("stay out of kube-system", "alice")
+            put_reply(inbox, "stay out of kube-system", author="alice")
         return reply(f"step {request.step}", call("k8s_pods", {"namespace": f"n{request.step}"}))
 
     _, log = await investigate(

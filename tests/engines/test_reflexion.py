@@ -12,6 +12,7 @@ from engines.model import ModelReply, ModelRequest, Usage, UserMessage
 from engines.react import EngineConfig, InvestigationResult
 from engines.reflexion import ReflexionEngine, evaluate
 from engines.scripted_model import FunctionModel, ScriptedModel, call, reply
+from engines.steering import put_reply
 from tests.engines.test_react import DIAGNOSIS, NOW, k8s_pods, make
 
 WRONG = {
@@ -130,7 +131,7 @@ async def test_lessons_are_shown_and_given_to_the_model() -> None:
 async def test_a_human_stop_is_not_retried() -> None:
     toolset, constraints = make((k8s_pods,))
     inbox = ConstraintInbox()
-    inbox.add("stop")
+    put_reply(inbox, "stop")
     model = ScriptedModel([reply("", call("submit_diagnosis", WRONG))])  # the final turn
     result = await ReflexionEngine().run(
         Incident("x", now=NOW), model, toolset, inbox, constraints=constraints

@@ -8,6 +8,7 @@ from typing import Any
 from engines.diagnosis import Diagnosis
 from engines.events import (
     ConstraintApplied,
+    ConstraintWithdrawn,
     DiagnosisSubmitted,
     ErrorOccurred,
     Event,
@@ -69,8 +70,9 @@ def one_of_each(investigation_id: str = "inv1") -> list[Event]:
         ),
         ConstraintApplied(
             i, 2, "stay out of kube-system", "staying out of namespace kube-system", "alice",
-            at(2),
+            at(2), constraint="exclude_namespace", value="kube-system", reply="1700000000.1",
         ),
+        ConstraintWithdrawn(i, 2, "1700000000.2", "focusing on workload cart", "bob", at(2.2)),
         ThoughtRecorded(i, 2, "Memory: check the signals.", at(2.5)),
         ToolCalled(i, 2, "call_2", "metrics_workload_signals", {"name": "checkout"},
                    "Reading signals of checkout", at(2.6)),

@@ -12,7 +12,7 @@ import bot.cli
 from bot.cli import main
 from bot.store import Feedback, InvestigationRecord, Store
 from bot.store.url import ENV_VAR
-from engines.constraints import parse_constraint
+from engines.constraints import Constraint
 from tests.store.samples import DIAGNOSIS, T0, at, one_of_each
 
 LONG = "orders API returns 502 for a third of requests since the 10:00 deploy " * 3
@@ -29,7 +29,8 @@ async def seed(url: str) -> int:
         for event in one_of_each("inv1"):
             await store.append_event("inv1", event)
         await store.add_constraint(
-            "inv1", parse_constraint("stay out of kube-system", author="alice"), at=at(2)
+            "inv1", Constraint("exclude_namespace", "stay out of kube-system",
+                              "kube-system", "alice"), at=at(2)
         )
         await store.finish("inv1", "done", DIAGNOSIS, at=at(5))
         await store.add_feedback(Feedback("inv1", "bob", "verdict", "wrong", at(60)))

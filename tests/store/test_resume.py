@@ -14,6 +14,7 @@ from engines.incident import Incident
 from engines.model import ModelReply, ModelRequest
 from engines.react import EngineConfig, ReactEngine
 from engines.scripted_model import FunctionModel, call, reply
+from engines.steering import put_reply
 from tools.context import ToolContext
 from tools.registry import tool
 from tools.sources.base import Sources
@@ -68,7 +69,7 @@ async def test_an_interrupted_investigation_resumes_from_its_stored_log(store: S
 
     def first(request: ModelRequest) -> ModelReply:
         if request.step == 1:
-            inbox.add("stay out of kube-system", "alice")
+            put_reply(inbox, "stay out of kube-system", author="alice")
         return reply(f"step {request.step}", call("k8s_pods", {"namespace": f"n{request.step}"}))
 
     tools, constraints = toolset()

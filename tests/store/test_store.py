@@ -19,7 +19,7 @@ from bot.store import (
     UnknownInvestigationError,
 )
 from bot.store.schema import events as events_table
-from engines.constraints import parse_constraint
+from engines.constraints import Constraint
 from engines.events import InvestigationStarted, ThoughtRecorded
 from tests.store.samples import DIAGNOSIS, T0, at, one_of_each
 
@@ -145,9 +145,10 @@ async def test_history_is_newest_first_and_limited(store: Store) -> None:
 async def test_constraints_and_feedback_are_kept_in_order(store: Store) -> None:
     await store.create(record())
     await store.add_constraint(
-        "inv1", parse_constraint("stay out of kube-system", author="alice"), at=at(2)
+        "inv1", Constraint("exclude_namespace", "stay out of kube-system",
+                              "kube-system", "alice"), at=at(2)
     )
-    await store.add_constraint("inv1", parse_constraint("stop", author="bob"), at=at(3))
+    await store.add_constraint("inv1", Constraint("stop", "stop", author="bob"), at=at(3))
     kinds = [(c.kind, c.value, c.author) for c in await store.constraints("inv1")]
     assert kinds == [("exclude_namespace", "kube-system", "alice"), ("stop", "", "bob")]
     given = [

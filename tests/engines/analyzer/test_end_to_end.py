@@ -20,6 +20,7 @@ from engines.constraints import ConstraintInbox
 from engines.diagnosis import is_correct
 from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled
 from engines.react import InvestigationResult
+from engines.steering import put_reply
 from tests.engines.analyzer.handmade import write_all
 from tests.engines.analyzer.handmade_regressions import write_regressions
 from tools.scenarios import bundled_ids, load_scenario
@@ -51,7 +52,7 @@ def run(scenario_id: str) -> Run:
     async def after_step(step: int) -> None:
         for intervention in scenario.interventions:
             if intervention.after_step == step:
-                inbox.add(intervention.text, "on-call")
+                put_reply(inbox, intervention.text, author="on-call")
 
     started = time.perf_counter()
     result = asyncio.run(investigate(scenario.report, scenario_setting(scenario_id),

@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from bot.wiring import build_toolset, engine_config, investigate, scenario_setting
 from engines.analyzer import AnalyzerModel, reflect
 from engines.analyzer.model import decide
-from engines.constraints import ConstraintInbox, ConstraintSet, parse_constraint
+from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.diagnosis import Diagnosis, rejection_message
 from engines.events import ConstraintApplied, Event, ToolCalled
 from engines.incident import Incident
 from engines.model import ModelRequest, ToolSpec, UserMessage
 from engines.react import SUBMIT_SPEC, ReactEngine
+from engines.steering import Vocabulary, read_reply
+from tools.catalog import ALL_TOOLS
 from tools.scenarios import load_scenario
 from tools.sources.base import Sources
 
@@ -26,7 +28,9 @@ def _run(inbox_after: dict[int, str], scenario_id: str = SCENARIO,
     setting = scenario_setting(scenario_id)
     if sources is not None:
         setting = type(setting)(sources, setting.now, setting.scenario)
-    inbox = ConstraintInbox(known_namespaces={"shop", "kube-system", "monitoring"})
+    inbox = ConstraintInbox()
+    vocab = Vocabulary.of({"shop", "kube-system", "monitoring"},
+                          tools=[tool.name for tool in ALL_TOOLS])
     events: list[Event] = []
 
     async def sink(event: Event) -> None:
@@ -34,7 +38,8 @@ def _run(inbox_after: dict[int, str], scenario_id: str = SCENARIO,
 
     async def after_step(step: int) -> None:
         if step in inbox_after:
-            inbox.add(inbox_after[step], "on-call")
+            for constraint in read_reply(inbox_after[step], vocab, author="on-call").constraints:
+                inbox.put(constraint)
 
     result = asyncio.run(investigate(scenario.report, setting, AnalyzerModel(), sink=sink,
                                      inbox=inbox, after_step=after_step))
@@ -94,8 +99,8 @@ def test_the_final_turn_submits_at_once() -> None:
 
 def test_a_step_never_repeats_a_call_or_names_an_excluded_namespace() -> None:
     constraints = ConstraintSet()
-    constraints.add(parse_constraint("stay out of namespace kube-system",
-                                     known_namespaces={"kube-system"}))
+    constraints.add(read_reply("stay out of namespace kube-system",
+                               Vocabulary.of({"kube-system"})).constraints[0])
     tools = (ToolSpec("k8s_list_workloads", "", {"properties": {"namespace": {}, "limit": {}}}),
              ToolSpec("k8s_events", "", {"properties": {"namespace": {}, "type": {},
                                                          "limit": {}}}), SUBMIT_SPEC)
