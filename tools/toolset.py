@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from engines.budgets import DEFAULT_BUDGETS
+from engines.constraints import source_of
 from engines.errors import (
     ApprovalDeniedError,
     ConstraintViolationError,
@@ -33,6 +34,15 @@ from tools.registry import Tool, ToolResult
 log = logging.getLogger(__name__)
 
 Approver = Callable[[Tool, dict[str, Any], str], Awaitable[bool]]
+
+
+# The arguments by which a tool names one workload or one of its pods.
+WORKLOAD_ARGUMENTS = ("name", "workload", "pod", "deployment")
+
+
+def _names_excluded(name: str, excluded: frozenset[str]) -> bool:
+    """A workload, or a pod of it (`checkout-7d9f8b6c4d-x2x9q` belongs to `checkout`)."""
+    return any(name == w or name.startswith(f"{w}-") for w in excluded)
 
 
 class Toolset:
@@ -65,7 +75,7 @@ class Toolset:
         return tuple(
             t.spec
             for t in self._tools.values()
-            if t.name not in constraints.banned_tools
+            if constraints.tool_allowed(t.name)
             and (t.read_only or not constraints.writes_forbidden)
         )
 
@@ -105,6 +115,9 @@ class Toolset:
         constraints = self.context.constraints
         if tool.name in constraints.banned_tools:
             raise ConstraintViolationError(f"{tool.name} was banned by a human in this thread")
+        if not constraints.tool_allowed(tool.name):
+            raise ConstraintViolationError(
+                f"{tool.name} reads {source_of(tool.name)}, which a human excluded in this thread")
         if not tool.read_only and constraints.writes_forbidden:
             raise ConstraintViolationError(
                 f"{tool.name} changes the cluster and a human asked for read-only"
@@ -116,6 +129,11 @@ class Toolset:
                 f"namespace {namespace!r} is excluded by a human in this thread; "
                 "investigate elsewhere"
             )
+        workload = next((arguments[k] for k in WORKLOAD_ARGUMENTS
+                         if isinstance(arguments.get(k), str)), None)
+        if workload is not None and _names_excluded(workload, constraints.excluded_workloads):
+            raise ConstraintViolationError(
+                f"{workload!r} is excluded by a human in this thread; investigate elsewhere")
         return tool, arguments
 
     async def _approve(self, tool: Tool, arguments: dict[str, Any]) -> None:

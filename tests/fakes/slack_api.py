@@ -363,6 +363,32 @@ class SlackSender:
             event["subtype"] = "bot_message"
         return await self.event(event), ts
 
+    async def edit(self, channel: str, user: str, ts: str, thread_ts: str, text: str,
+                   before: str) -> Sent:
+        """The `message_changed` event Slack sends when `user` edits reply `ts`."""
+        now = self.new_ts()
+        event: dict[str, Any] = {
+            "type": "message", "subtype": "message_changed", "channel": channel,
+            "hidden": True, "ts": now, "event_ts": now, "channel_type": "channel",
+            "message": {"type": "message", "user": user, "text": text, "ts": ts,
+                        "thread_ts": thread_ts, "edited": {"user": user, "ts": now}},
+            "previous_message": {"type": "message", "user": user, "text": before, "ts": ts,
+                                 "thread_ts": thread_ts},
+        }
+        return await self.event(event)
+
+    async def delete(self, channel: str, user: str, ts: str, thread_ts: str, text: str) -> Sent:
+        """The `message_deleted` event Slack sends when reply `ts` is deleted."""
+        now = self.new_ts()
+        event: dict[str, Any] = {
+            "type": "message", "subtype": "message_deleted", "channel": channel,
+            "hidden": True, "deleted_ts": ts, "ts": now, "event_ts": now,
+            "channel_type": "channel",
+            "previous_message": {"type": "message", "user": user, "text": text, "ts": ts,
+                                 "thread_ts": thread_ts},
+        }
+        return await self.event(event)
+
     async def command(self, channel: str, user: str, text: str) -> Sent:
         form = {"token": "unused", "team_id": TEAM, "channel_id": channel, "user_id": user,
                 "command": "/triage", "text": text, "api_app_id": "ATRIAGE",
