@@ -4,9 +4,11 @@ Each turn re-reads the whole conversation (it keeps no state, so a run can resum
 log and a retry can start from a transcript), turns observations into facts, scopes the
 report, lets the detectors propose causes, ranks them, and then either asks for the next
 tool calls or submits the best candidate. Constraints are obeyed from the typed set:
-excluded namespaces are never passed to a tool nor blamed, "focus" narrows the scope,
-"ignore" demotes, "stop" (and the final turn) submits at once. A diagnosis rejected
-earlier (see rejections.py) is never submitted again.
+excluded namespaces are never passed to a tool nor blamed, a focus on a namespace or a
+workload narrows the scope, excluded workloads and ignored evidence are demoted, a cause the
+humans ruled out (a category, a component, or both) is never submitted, and "stop" (and the
+final turn) submits at once; excluded tools and sources are simply not offered. A
+diagnosis rejected earlier (see rejections.py) is never submitted again.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candi
     rejected = parse_rejections((*transcript.user_texts, *request.lessons))
     ranked = rank(run_detectors(facts, scope), scope, callers_by_callee(facts),
                   excluded=excluded, rejected=[r for r in rejected if not r.doubted])
+    ranked = [c for c in ranked if not constraints.rules_out(c.category, c.culprit.name)]
     doubts = [r for r in rejected if r.doubted]
     doubted = [c for c in ranked if is_rejected(c, doubts)]
     return transcript, facts, scope, [c for c in ranked if c not in doubted], doubted

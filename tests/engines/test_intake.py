@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from engines._replay import replay
 from engines.constraints import Constraint, ConstraintInbox
 from engines.events import ConstraintApplied, ConstraintWithdrawn
 from engines.model import ModelReply, ModelRequest, ToolCall, UserMessage
@@ -93,3 +94,18 @@ async def test_an_excluded_source_and_workload_are_refused_by_the_toolset() -> N
     other = await toolset.call(ToolCall("c3", "k8s_describe", {"name": "cartographer-1"}))
     assert pod_of_cart.status == "error" and "excluded" in pod_of_cart.text
     assert other.status == "success"
+
+
+def test_a_resumed_run_has_the_same_constraints_as_the_log() -> None:
+    applied = [ConstraintApplied("i", 1, "skip shop and no writes", "s", "alice",
+                                 constraint="exclude_namespace", value="shop", reply="r1"),
+               ConstraintApplied("i", 1, "skip shop and no writes", "s", "alice",
+                                 constraint="forbid_writes", reply="r1"),
+               ConstraintApplied("i", 1, "focus on cart", "s", "bob",
+                                 constraint="focus_workload", value="cart", reply="r2"),
+               ConstraintWithdrawn("i", 1, "r2", "s", "bob"),
+               ConstraintApplied("i", 1, "stay out of kube-system", "s", "carol")]  # untyped
+    state = replay(applied)
+    assert [(c.kind, c.value) for c in state.constraints] == [
+        ("exclude_namespace", "shop"), ("forbid_writes", ""),
+        ("exclude_namespace", "kube-system")]

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from engines.errors import BackendError
+from engines.steering import read_reply
 from tests.live._backdate import restore_creation_times
 from tests.live._live import (
     SYSTEM_NAMESPACES,
@@ -30,9 +31,10 @@ from tests.services.kube import KubeApiServer
 from tests.services.kube_loader import KEEP_FINALIZER
 from tools._k8s_common import quantity
 from tools.scenarios import Scenario, load_scenario, parse_time
-from tools.sources.base import ClusterSource
+from tools.sources.base import ClusterSource, Sources
 from tools.sources.live_kubernetes import KubernetesCluster
 from tools.sources.sandbox import KINDS, SandboxCluster
+from tools.vocabulary import cluster_vocabulary
 
 pytestmark = pytest.mark.live
 
@@ -318,3 +320,15 @@ async def test_viewer_identity_passes_the_start_up_check(
     assert (await cluster.can_i("get", "pods/log", namespace=namespace)).allowed
     assert not (await cluster.can_i("list", "secrets")).allowed
     assert urllib.parse.urlsplit(cluster.server).hostname == "127.0.0.1"
+
+
+async def test_replies_are_read_with_the_live_clusters_names(
+        cluster: KubernetesCluster, sandbox: SandboxCluster, namespace: str) -> None:
+    """The names a reply is read with come from the API server as they do from a scenario:
+    a namespace the live cluster has is excluded by name alone."""
+    live = await cluster_vocabulary(Sources(cluster=cluster))
+    recorded = await cluster_vocabulary(Sources(cluster=sandbox))
+    assert recorded.namespaces <= live.namespaces
+    assert recorded.workloads == live.workloads
+    reading = read_reply(f"stay out of {namespace} for now", live)
+    assert [(c.kind, c.value) for c in reading.constraints] == [("exclude_namespace", namespace)]

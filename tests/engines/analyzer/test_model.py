@@ -156,3 +156,9 @@ def test_the_model_reflects_for_reflexion() -> None:
     text = asyncio.run(model.reflect(result, ["confidence 0.40 is below 0.50"]))
     assert text.startswith("The previous diagnosis oom_killed of Deployment shop/checkout was "
                            "rejected: confidence 0.40 is below 0.50.")
+
+
+def test_a_ruled_out_cause_is_never_submitted() -> None:
+    result, _ = _run({1: "it's not an OOM"})
+    diagnosis = getattr(result, "diagnosis", None)
+    assert diagnosis is None or diagnosis.category != "oom_killed"
