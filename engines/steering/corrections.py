@@ -19,11 +19,13 @@ _NEGATIVE = re.compile(
     r"wrong|you'?re (?:off|wrong|mistaken)|disagree|i disagree|i don'?t think (?:that'?s|it'?s|"
     r"this is) (?:right|it|correct)|hmm,? i don'?t think|falsch|nein|non\b|não\b|nao\b|"
     r"no es (?:correcto|eso|así)|c'est faux|pas (?:ça|du tout)|errado|incorrecto|"
-    r"wrong culprit|wrong cause)",
+    r"wrong culprit|wrong cause|not the \w+|close,? but|i don'?t buy (?:it|that)|"
+    r"i don'?t think so)",
     re.I,
 )
 _OTHER_CAUSE = re.compile(
-    r"\b(?:it was (?:actually|really)|it'?s actually|actually (?:it was|it'?s)|the (?:real|actual|"
+    r"\b(?:(?:diagnosis|answer|this|that) is (?:wrong|incorrect|off)|^it was (?:the|a|an) |"
+    r"it was (?:actually|really)|it'?s actually|actually (?:it was|it'?s)|the (?:real|actual|"
     r"root) (?:cause|problem|issue|culprit) (?:is|was)|(?:it )?wasn'?t (?:an? |the )?\w+|"
     r"isn'?t (?:an? |the )?(?:oom|cause|problem)|is a (?:side effect|symptom)|was (?:only )?a "
     r"symptom|was only a symptom|not an? \w+\W+(?:it'?s|it was|read)|(?:fue|war|c'était|foi) "

@@ -21,7 +21,8 @@ NEGATION = _any(r"don'?t", r"do not", r"dont", r"never", r"no need to", r"not", 
 
 EXCLUDE = _any(
     r"stop (?:calling|hitting|running)", r"ban", r"lay off(?: the)?", r"no more", r"drop",
-    r"olv[ií]da(?:te)?(?: de)?", r"sors de", r"sal de", r"nicht (?:benutzen|verwenden|nutzen)",
+    r"olv[ií]da(?:te)?(?: de)?", r"sors de", r"sal de",
+    r"nicht (?:mehr )?(?:benutzen|verwenden|nutzen)",
     r"ne (?:regarde|touche|consulte) (?:plus|pas)", r"skipp\w*", r"pula", r"pule",
     r"stay (?:out of|away from|clear of)", r"keep (?:out of|away from)", r"get out of",
     r"(?:don'?t|do not|dont|never|no need to)\s+(?:bother\s+(?:with|looking at)|look(?:ing)?"
@@ -42,7 +43,8 @@ EXCLUDE = _any(
     r"schau (?:nicht|dir nicht)", r"nicht (?:in|an|bei)", r"raus aus", r"vermeide",
     r"hör auf (?:mit|zu)",
     # fr
-    r"ne (?:regarde|touche|consulte|cherche|vérifie|fouille) pas", r"évite", r"exclus",
+    r"ne (?:regarde|touche|consulte|cherche|vérifie|fouille|utilise) pas", r"n'utilise[sz]? pas",
+    r"évite", r"exclus",
     r"laisse(?: tomber)?", r"oublie", r"arrête de (?:regarder|chercher|consulter)",
     # pt
     r"não (?:olhe|olha|mexa|mexe|consulte|verifique|use|toque)", r"ignore", r"evite",
@@ -50,7 +52,7 @@ EXCLUDE = _any(
 )
 
 FOCUS = _any(
-    r"go (?:with|to|for)", r"stay (?:in|within|inside)", r"only in", r"nimm", r"usa",
+    r"go (?:with|to|for|by)", r"stay (?:in|within|inside|on)", r"only in", r"nimm", r"usa",
     r"utilise", r"prends", r"use", r"(?:it )?(?:could|might|may) be", r"i suspect", r"suspect",
     r"don'?t (?:skip|ignore|exclude|forget)", r"schau dir", r"regarde", r"olha", r"plut[oô]t",
     r"focus(?:ing)? (?:on|only on)", r"concentrate on", r"look (?:only )?(?:at|into|in)",
@@ -64,7 +66,8 @@ FOCUS = _any(
     r"chequea", r"investiga", r"solo", r"sólo",
     # de
     r"konzentrier\w* (?:dich )?auf", r"schau (?:dir )?(?:mal )?(?:die |den |das )?",
-    r"schau(?:t)? (?:auf|in|nach)", r"prüf\w*", r"check\w*", r"nur", r"guck\w*",
+    r"schau(?:t)? (?:auf|in|nach)", r"prüf\w*", r"checken", r"checke", r"checkt", r"nur",
+    r"guck\w*",
     # fr
     r"concentre[- ]toi sur", r"focalise[- ]toi sur", r"regarde", r"vérifie", r"seulement",
     # pt
@@ -87,7 +90,7 @@ RULE_OUT = _any(
     r"schlie(?:ß|ss) \S+ aus", r"ausgeschlossen",
     # fr
     r"ce n'est pas", r"c'est pas", r"n'est pas", r"pas (?:le|la|les|l')", r"va bien",
-    r"écarte\w*", r"exclu\w*",
+    r"écarte\w*", r"c'est exclu",
     # pt
     r"não é", r"nao é", r"não são", r"está ok", r"descart\w*",
 )
@@ -112,7 +115,7 @@ STOP_ANYWHERE = _any(
     r"conclude (?:now|already)", r"wrap (?:it )?up", r"det[eé]n la investigaci[oó]n",
     r"para la investigaci[oó]n", r"arr[êe]te l'enqu[êe]te", r"pode parar", r"pare a investiga\w+",
     r"stopp(?:e)? die (?:untersuchung|analyse)", r"hör auf zu (?:suchen|untersuchen)",
-    r"(?:kill|stop|end|cancel|abort) the investigation", r"parar", r"pode parar",
+    r"(?:kill|stop|end|cancel|abort) the investigation", r"parar", r"pode parar", r"para tudo",
 )
 # "don't conclude yet": hold on, the opposite of a stop.
 PAUSE_STRONG = _any(
@@ -122,6 +125,7 @@ PAUSE_STRONG = _any(
 )
 NOT_STOP = _any(r"no need to (?:pause|stop|wait)", r"don'?t (?:pause|wait)", r"don'?t stop",
                 r"do not stop", r"keep going", r"carry on", r"go on",
+                r"keep (?:digging|looking|investigating|at it)",
                 r"continue", r"resume", r"proceed", r"sigue", r"weiter\w*", r"continu\w*")
 
 PAUSE = _any(
@@ -135,7 +139,7 @@ WRITES = _any(
     r"(?:nobody|no one|no-one) (?:restarts|touches|changes|deletes|scales)",
     r"ne (?:redémarre|redemarre|relance|supprime|modifie|change)\b", r"não mexe(?: em nada)?",
     r"só leitura", r"so leitura",
-    r"read[- ]only", r"no writes?", r"no changes", r"no (?:restarts|rollbacks|scaling)",
+    r"read[- ]only", r"no (?:\w+ )?writes?", r"no changes", r"no (?:restarts|rollbacks|scaling)",
     r"(?:don'?t|do not|dont|never|no)\s+(?:make any |make )?(?:change|changes|modify|restart|"
     r"scale|delete|roll ?back|rollback|kill|patch|apply|edit|drain|cordon|redeploy|bounce|"
     r"touch anything|mutate|write|flush|evict|uncordon)", r"(?:don'?t|do not) touch(?= *$)",
@@ -151,6 +155,7 @@ WRITES = _any(
 # What a reply states about the world without a marker: a fact when said alone, the reason
 # of an instruction when said beside one ("skip logs, fluent-bit has been dropping lines").
 FACT_WEAK = _any(
+    r"maintenance", r"on a \w+[ée]\b",
     r"(?:keeps?|kept) getting", r"(?:is|are) at \d", r"maxed out", r"pegged",
     r"(?:expired|rotated|finished|synced|flipped|triggered|started|crashed|failed|dropped) "
     r"(?:at|around|since|back|right|the|a|\d)",
@@ -166,7 +171,9 @@ FACT = _any(
     r"upgraded|rolled|restarted|scaled|migrated|rotated|changed|updated|patched|drained|"
     r"cordoned|rebooted|replaced|moved|reverted)", r"(?:is|are) (?:managed|owned|run) by",
     r"fyi", r"heads up", r"for context", r"note that", r"there was an?", r"happened",
-    r"known issue", r"maintenance", r"deploy(?:ed)? at",
+    r"known issue", r"hinweis", r"wird \w+ verwaltet",
+    r"(?:we'?re |i'?m )?(?:rolling back|rolling out|restarting|redeploying|failing over|"
+    r"draining) \S+", r"deploy(?:ed)? at",
     r"went out at", r"started at", r"began at", r"we'?ve had", r"confirm(?:s|ed)",
     r"is real", r"(?:is|are) (?:planned|intended|normal at night)",
     # es, de, fr, pt
@@ -179,15 +186,18 @@ WH_START = re.compile(
     r"^(?:why|what(?! about)|how(?! about)|when(?! you)|which|where|is this|is it|are you sure|"
     r"summari[sz]e what you|give (?:me|us) a summary|"
     r"por ?qu[eé]|qu[eé]|c[oó]mo|cu[aá]ndo|warum|wieso|weshalb|was|wie|welche|pourquoi|"
-    r"qu'est-ce|quoi|comment|o que|por que|porque|como|qual|t'as|as-tu|hast du|has\b)\b", re.I)
+    r"qu'est-ce|quoi|comment|o que|por que|porque|como|qual|t'as|as-tu|hast du|"
+    r"has (?:\w+ado|\w+ido|visto|hecho))\b", re.I)
 CHATTER_START = re.compile(
     r"^(?:i'?m|i am|i'?ll|i will|i was|we'?re|we are|i see|je |j'|ich |yo |eu |estoy|estou|"
     r"can someone|could someone|someone|anyone|who can|who'?s|who is|who owns|status page|"
-    r"merci|gracias|danke|obrigad|looking|checking|that'?s what i see)", re.I)
+    r"merci|gracias|danke|obrigad|looking|checking|that'?s what i (?:see|get)|does anyone|"
+    r"do any of you|alguien|jemand|quelqu'un|alguém|i (?:checked|looked|saw|verified|"
+    r"confirmed|already checked))", re.I)
 # A request said as a question ("can you skip kube-system?") is an instruction.
 REQUEST_PREFIX = re.compile(
     r"^(?:can|could|would|will) (?:you|u) (?!even|see|tell|explain|access|read|show me what)"
-    r"(?:please |pls )?|^(?:please|pls|plz) |"
+    r"(?:please |pls )?|^(?:please|pls|plz) |^(?:can|could) we (?:get|have|use) |"
     r"^(?:kannst|könntest) du |^(?:peux|pourrais)[- ]tu |^(?:puedes|podrías) |^(?:pode|podes) ",
     re.I)
 POLITENESS = re.compile(
@@ -214,7 +224,9 @@ ACKNOWLEDGE = _any(
 IMPERATIVE = _any(
     r"in the summary", r"summar(?:y|ies)", r"r[ée]sum[ée]", r"resumen", r"zusammenfassung",
     r"responde", r"r[ée]ponds", r"antworte", r"fais", r"haz", r"faz", r"escreve", r"schreib",
-    r"please", r"pls", r"plz", r"make sure", r"always", r"answer", r"reply", r"respond",
+    r"please", r"pls", r"plz", r"make sure",
+    r"always (?:use|include|answer|post|write|check|tell|start|give|put|add|show)", r"answer",
+    r"reply", r"respond",
     r"use", r"include", r"cc", r"post", r"write", r"tell", r"report", r"keep", r"mention",
     r"put", r"send", r"show", r"list", r"add", r"give", r"summari[sz]e", r"format",
     r"let me know", r"ping", r"notify", r"be", r"assume", r"remember", r"consider",
@@ -256,7 +268,7 @@ CATEGORY_WORDS: dict[str, re.Pattern[str]] = {
     "network": _any(r"network(?:ing)?", r"network ?polic(?:y|ies)", r"netpol", r"firewall",
                     r"la red", r"netzwerk", r"réseau", r"a rede"),
     "certificate": _any(r"certs?", r"certificates?", r"tls", r"ssl", r"certificado",
-                        r"zertifikat", r"certificat"),
+                        r"zertifikat\w*", r"certificat"),
     "quota_exceeded": _any(r"quotas?", r"resource ?quotas?"),
     "autoscaling_limit": _any(r"hpa", r"autoscal\w*", r"scaling limits?", r"max replicas"),
 }

@@ -33,6 +33,9 @@ _NOT_ONLY = re.compile(r"^not (?:just|only|even)\b")
 _OWN_MESSAGE = re.compile(r"\b(?:my|the) (?:last|previous|earlier) (?:message|reply|comment)\b")
 _IGNORE_THEM = re.compile(r"^(?:so |and )?(?:ignore|disregard) (?:them|those|these|it|that)$")
 _STOP_BY = re.compile(r"\bstop by\b")
+_WHOLE_QUESTION = re.compile(
+    r"^(?:why|how come|what makes you|what made you|por ?qu[eé]|warum|pourquoi|por que)\b"
+    r"[^.;!\n]*\?$")
 _SAID_NAMESPACE = re.compile(
     r"\b(?:namespace|ns)\s+(?P<a>[a-z0-9][-a-z0-9]*[a-z0-9])|"
     r"(?P<b>[a-z0-9][-a-z0-9]*[a-z0-9])\s+(?:namespace|ns)\b")
@@ -45,12 +48,13 @@ _UNSKIP = re.compile(r"\b(?:don'?t|do not) (?:skip|ignore|exclude|forget)\b")
 _NO_NEED = re.compile(r"\bno need to (?:stay out of|skip|avoid|exclude|ignore)\b")
 _PRONOUN_EXCLUDE = re.compile(r"^(?:so |and )?(?:ignore|skip|drop|forget) (?:it|them)$|"
                               r"^don'?t (?:chase|bother with) (?:it|them)$|^don'?t bother$")
+_PRONOUN_BAN_ONE = re.compile(r"^(?:so )?(?:don'?t|do not) (?:use|touch|query) (?:it|them)$")
 _PRONOUN_RULED_OUT = re.compile(r"^(?:c'est pas [çc]a|ce n'est pas [çc]a|it'?s not (?:that|it)|"
                                 r"that'?s not it|no es eso|das ist es nicht|não é isso)$")
 _PRONOUN_BAN = re.compile(r"\b(?:don'?t (?:use|run|call) (?:it|them)|skip (?:it|them)|"
                           r"(?:is|are) not useful|drop (?:it|them)|ban (?:it|them))\b")
 _UNKNOWN_RULED_OUT = re.compile(
-    r"^(?:it'?s|it is|its) not (?:the |a |an )?(?P<thing>[a-z][a-z0-9-]*)$")
+    r"^(?:(?:it'?s|it is|its) )?not (?:the |a |an )?(?P<thing>[a-z][a-z0-9-]*?)(?:s)?$")
 _CATEGORY_FIRST = re.compile(r"^(?:not|no|kein\w*|pas|não|nao)\s(?!even\b)")
 _PAST = re.compile(r"\b(?:[a-z]{3,}ed|went|hit|rose|fell|began|broke|kept|got|was|were|"
                    r"has been|have been|keeps?|is at|are at|hits)\b")
@@ -158,7 +162,7 @@ def _lookup(phrase: str, vocab: Vocabulary, prefers_namespace: bool, prefers_wor
         return "namespace", in_namespaces
     if in_workloads:
         return "workload", in_workloads
-    return vocab.lookup(phrase) if fuzzy else None
+    return vocab.lookup(phrase, fuzzy=fuzzy)
 
 
 def _is_common(word: str) -> bool:
@@ -190,7 +194,8 @@ def _ruled_out(clause: str, names: _Names) -> str | None:
 
 
 def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause: str,
-                 carry_names: list[tuple[str, str]]) -> tuple[list[tuple[_Kind, str]], Intent, bool,
+                 carry_names: list[tuple[str, str]], carry_sources: list[str],
+                 ) -> tuple[list[tuple[_Kind, str]], Intent, bool,
                                                 bool, bool]:
     """(kinds and values, the clause's intent, question, sure, resume)."""
     clause = _LEADING.sub("", clause)
@@ -219,6 +224,8 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
         return [], "", False, True, False
     if _PRONOUN_EXCLUDE.match(clause) and carry_names:
         return [*_exclusions(carry_names)], "", False, True, False
+    if _PRONOUN_BAN_ONE.match(clause) and carry_sources:
+        return [("exclude_source", s) for s in carry_sources], "", False, True, False
     if _PRONOUN_RULED_OUT.match(clause) and carry_names:
         return [("rule_out", name) for _, name in carry_names], "", False, True, False
     if _NOISE.match(clause) or _IGNORE_THEM.match(clause):
@@ -239,8 +246,12 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
     if (unknown := _UNKNOWN_RULED_OUT.match(clause)) and not names.any() \
             and not _ruled_out_words(clause):
         return [("rule_out", unknown["thing"])], "rule_out", False, True, False
-    if lx.RULE_OUT.search(clause) and not (names.sources and not names.workloads
-                                            and not _ruled_out_words(clause)):
+    ruled = lx.RULE_OUT.search(clause)
+    excluded = lx.EXCLUDE.search(clause)
+    if ruled and excluded and excluded.start() < ruled.start():
+        ruled = None  # "ne regarde pas le namespace X": an exclusion said with "pas le"
+    if ruled and not (names.sources and not names.workloads
+                      and not _ruled_out_words(clause)):
         value = _ruled_out(clause, names)
         if value:
             return [("rule_out", value)], "rule_out", False, True, False
@@ -251,7 +262,7 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
         intent = "exclude"
     elif lx.FOCUS.search(clause):
         intent = "focus"
-    elif names.any() and carry and len(clause.split()) <= _SHORT:
+    elif names.any() and carry and len(clause.split()) <= _SHORT and _only_names(clause, names):
         contrast = bool(_CONTRAST.match(previous_clause)) and carry == "exclude"
         intent = "focus" if contrast else carry
     elif names.any() and _only_names(clause, names):
@@ -282,7 +293,7 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
         return [], "", True, True, False
     if lx.ACKNOWLEDGE.match(clause) or not clause.strip():
         return [], "", False, True, False
-    if lx.IMPERATIVE.match(clause) or requested:
+    if (lx.IMPERATIVE.match(clause) or requested) and len(clause.split()) > 2:
         return [("rule", clause)], "", False, True, False
     if WINDOW_MARK.strip() not in clause and _PAST.search(clause) and (
             _NUMBERISH.search(clause) or names.any() or len(clause.split()) >= 4):
@@ -323,6 +334,8 @@ def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "
     if prepared.to_someone_else:
         return Reading(to_someone_else=True)
     plain = prepared.text
+    if _WHOLE_QUESTION.match(plain):  # "why patient-api and not appointment-svc?"
+        return Reading(question=True)
     found: list[tuple[_Kind, str]] = []
     window = find_window(plain)
     if window is not None:
@@ -335,18 +348,21 @@ def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "
     if pieces and re.match(r"^(?:can|could) (?:someone|anyone)|^anyone\b|^someone\b", pieces[0]):
         return Reading()  # asked of the humans in the thread
     named: list[tuple[str, str]] = []
+    sources: list[str] = []
     for index, clause in enumerate(pieces):
         following = pieces[index + 1] if index + 1 < len(pieces) else ""
         if not carry and _CONTRAST.match(following) and len(clause.split()) <= _SHORT:
             carry = "focus"  # "metrics, not logs"
         plain_clause = clause.replace(WINDOW_MARK.strip(), " ").strip()
         kinds, intent, asked, clause_sure, clause_resume = _read_clause(
-            plain_clause, vocab, carry, previous, named)
+            plain_clause, vocab, carry, previous, named, sources)
         seen = _find_names(plain_clause, vocab)
-        named = [*(("namespace", n) for n in seen.namespaces),
-                 *(("workload", w) for w in seen.workloads)] or named
+        sources = seen.sources or sources
+        named = [] if seen.signal_names else [
+            *(("namespace", n) for n in seen.namespaces),
+            *(("workload", w) for w in seen.workloads)] or named
         if window is not None and WINDOW_MARK.strip() in clause and \
-                not any(kind == "fact" for kind, _ in kinds):
+                not any(kind in ("fact", "fact?") for kind, _ in kinds):
             found.append(("time_window", window[0]))
             clause_sure = True
         found += kinds
@@ -358,6 +374,11 @@ def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "
     if question or any(kind != "pause" for kind, _ in found):
         found = [(k, v) for k, v in found if k != "pause" or "pause" in plain
                  or "hold" in plain]
+    if _PRONOUN_BAN.search(plain):
+        found += [("ban_tool", t) for t in dict.fromkeys(
+            name for piece in pieces for name in _find_names(piece, vocab).tools)]
+    if "```" in text and not found:  # pasted output is what the human sees: a fact
+        found.append(("fact", plain))
     weak = [item for item in found if item[0] == "fact?"]
     found = [item for item in found if item[0] != "fact?"]
     if weak and not any(kind != "fact" for kind, _ in found):
@@ -365,9 +386,6 @@ def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "
     facts = [v for kind, v in found if kind == "fact"]
     if len(facts) > 1:  # one reply's facts are one fact
         found = [item for item in found if item[0] != "fact"] + [("fact", "; ".join(facts))]
-    if _PRONOUN_BAN.search(plain):
-        found += [("ban_tool", t) for t in dict.fromkeys(
-            name for piece in pieces for name in _find_names(piece, vocab).tools)]
     unique = [(kind, value) for kind, value in dict.fromkeys(found) if kind != "fact?"]
     return Reading(
         tuple(Constraint(cast(ConstraintKind, kind), text, value, author, reply)

@@ -23,7 +23,7 @@ _LAST = re.compile(
 _CLOCK = (r"(?P<{n}h>\d{{1,2}})(?:(?::|h)(?P<{n}m>\d{{2}}))?\s*"
           r"(?P<{n}ap>am|pm|h\b|uhr\b|heures?\b|horas?\b)?")
 _SINCE = re.compile(
-    r"\b(?:since|from|after|desde(?: las| as)?|seit|depuis|a partir de(?: las| as)?)\s+"
+    r"\b(?:since|from|after|desde(?: las| as)?|seit|ab|depuis|a partir de(?: las| as)?)\s+"
     + _CLOCK.format(n="a") + r"(?:\s*(?:utc|z|cet|gmt))?(?!\s*(?:to|until|till|-|and|y|und|"
     r"et|e|a|bis|hasta|até|à)\s*\d)",
     re.I,

@@ -56,6 +56,8 @@ class Vocabulary:
             return None
         if key in self._index:
             return self._index[key]
+        if key.endswith("s") and key[:-1] in self._index:  # "the kafka brokers"
+            return self._index[key[:-1]]
         if fuzzy and len(key) >= 5:
             close = difflib.get_close_matches(key, list(self._index), n=1, cutoff=0.86)
             if close:
