@@ -19,12 +19,14 @@ _NEGATIVE = re.compile(
     r"wrong|you'?re (?:off|wrong|mistaken)|disagree|i disagree|i don'?t think (?:that'?s|it'?s|"
     r"this is) (?:right|it|correct)|hmm,? i don'?t think|falsch|nein|non\b|não\b|nao\b|"
     r"no es (?:correcto|eso|así)|c'est faux|pas (?:ça|du tout)|errado|incorrecto|"
-    r"wrong culprit|wrong cause|not the \w+|close,? but|i don'?t buy (?:it|that)|"
+    r"wrong culprit|wrong cause|not (?:the|an?) \w+|close,? but|i don'?t buy (?:it|that)|"
+    r"c'est pas [çc]a|ce n'est pas [çc]a|no es eso|das war es nicht|não foi isso|"
     r"i don'?t think so)",
     re.I,
 )
 _OTHER_CAUSE = re.compile(
-    r"\b(?:(?:diagnosis|answer|this|that) is (?:wrong|incorrect|off)|^it was (?:the|a|an) |"
+    r"\b(?:(?:diagnosis|answer|this|that) is (?:wrong|incorrect|off)|^it was \w+|red herring|"
+    r"(?:the )?(?:real|actual|root) (?:cause|problem|issue|culprit) (?:is|was)|"
     r"it was (?:actually|really)|it'?s actually|actually (?:it was|it'?s)|the (?:real|actual|"
     r"root) (?:cause|problem|issue|culprit) (?:is|was)|(?:it )?wasn'?t (?:an? |the )?\w+|"
     r"isn'?t (?:an? |the )?(?:oom|cause|problem)|is a (?:side effect|symptom)|was (?:only )?a "
@@ -32,6 +34,7 @@ _OTHER_CAUSE = re.compile(
     r"(?:el|la|das|der|die|le|la|o|a)\b)",
     re.I,
 )
+_NOT_ABOUT_IT = re.compile(r"^(?:wrong|sorry,? wrong) (?:thread|channel|chat)\b", re.I)
 _AGREEMENT = re.compile(
     r"^(?:yes|yep|yeah|confirmed|correct|right|exactly|makes sense|agreed|\+1|great|thanks|"
     r"thank you|ty|thx|nice|cool|ok|okay|lgtm|good catch|spot on|it'?s fixed|fixed|resolved|"
@@ -44,7 +47,7 @@ def is_correction(text: str, bot_user_id: str | None = None) -> bool:
     """A clear negative about the diagnosis, or a stated other cause."""
     plain = prepare(text, bot_user_id).text.strip(" ,.!-—~")
     plain = re.sub(r"^(?:lol|hmm+|well|so|uh|um|actually,)\W+", "", plain)
-    if not plain:
+    if not plain or _NOT_ABOUT_IT.match(plain):
         return False
     if _NEGATIVE.match(plain):
         return True

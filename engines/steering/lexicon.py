@@ -20,7 +20,8 @@ NEGATION = _any(r"don'?t", r"do not", r"dont", r"never", r"no need to", r"not", 
                 r"ne", r"pas", r"não", r"nao", r"sem", r"sin", r"ohne", r"sans", r"without")
 
 EXCLUDE = _any(
-    r"stop (?:calling|hitting|running)", r"ban", r"lay off(?: the)?", r"no more", r"drop",
+    r"stop (?:calling|hitting|running)", r"ban", r"kein\w* (?:\w+ )?mehr", r"sem", r"sin",
+    r"ohne", r"sans", r"without", r"lay off(?: the)?", r"no more", r"drop",
     r"olv[ií]da(?:te)?(?: de)?", r"sors de", r"sal de",
     r"nicht (?:mehr )?(?:benutzen|verwenden|nutzen)",
     r"ne (?:regarde|touche|consulte) (?:plus|pas)", r"skipp\w*", r"pula", r"pule",
@@ -105,7 +106,8 @@ STOP = re.compile(
     # es, de, fr, pt
     r"para(?: ya)?|det[eé]nte|basta(?: ya)?|stopp?|h[öo]r auf|aufh[öo]ren|abbrechen|arr[êe]te"
     r"(?:-toi| tout)?|pare|chega)(?:\s+(?:now|please|pls|ya|bitte|s'il te plaît|por favor|"
-    r"agora|maintenant|jetzt|sofort|thanks|thx|we found it|found it))*[\s!.]*$",
+    r"agora|maintenant|jetzt|sofort|thanks|thx|we found it|found it|là|ici|ahí|aquí|hier))*"
+    r"[\s!.]*$",
     re.I,
 )
 # Stop said inside a longer clause ("stop & conclude", "just tell us what you have").
@@ -121,6 +123,7 @@ STOP_ANYWHERE = _any(
 PAUSE_STRONG = _any(
     r"don'?t (?:wrap up|conclude|finish|submit)(?: \w+)?(?: yet| until)?", r"not yet",
     r"give me \d+ ?(?:min|mins|minutes|sec|secs|seconds)", r"hold up", r"halt mal",
+    r"hold off", r"hold on until", r"wait (?:for me|until)",
     r"noch nichts abschlie(?:ß|ss)en", r"no concluyas", r"ne conclus pas", r"não conclua",
 )
 NOT_STOP = _any(r"no need to (?:pause|stop|wait)", r"don'?t (?:pause|wait)", r"don'?t stop",
@@ -198,6 +201,7 @@ CHATTER_START = re.compile(
 REQUEST_PREFIX = re.compile(
     r"^(?:can|could|would|will) (?:you|u) (?!even|see|tell|explain|access|read|show me what)"
     r"(?:please |pls )?|^(?:please|pls|plz) |^(?:can|could) we (?:get|have|use) |"
+    r"^any chance (?:you )?(?:can|could) |"
     r"^(?:kannst|könntest) du |^(?:peux|pourrais)[- ]tu |^(?:puedes|podrías) |^(?:pode|podes) ",
     re.I)
 POLITENESS = re.compile(

@@ -40,6 +40,7 @@ _SAID_NAMESPACE = re.compile(
     r"\b(?:namespace|ns)\s+(?P<a>[a-z0-9][-a-z0-9]*[a-z0-9])|"
     r"(?P<b>[a-z0-9][-a-z0-9]*[a-z0-9])\s+(?:namespace|ns)\b")
 _NOT_NAMES = frozenset({"the", "this", "that", "any", "every", "each", "a", "one", "other",
+                        "no", "na", "em", "im", "dans", "en", "um", "ein", "une", "un",
                         "whole", "entire", "same", "which", "what", "in", "of", "el", "la",
                         "le", "den", "das", "die", "o", "do", "du", "de", "del"})
 _SHORT = 4  # a clause of at most this many words may take the previous clause's ask
@@ -195,7 +196,7 @@ def _ruled_out(clause: str, names: _Names) -> str | None:
 
 def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause: str,
                  carry_names: list[tuple[str, str]], carry_sources: list[str],
-                 ) -> tuple[list[tuple[_Kind, str]], Intent, bool,
+                 had_window: bool = False) -> tuple[list[tuple[_Kind, str]], Intent, bool,
                                                 bool, bool]:
     """(kinds and values, the clause's intent, question, sure, resume)."""
     clause = _LEADING.sub("", clause)
@@ -232,6 +233,10 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
         return [("rule", clause)], "", False, True, False
     if _NOT_ONLY.match(clause):
         return [], "", False, True, False
+    if _CATEGORY_FIRST.match(clause) and _ruled_out_words(clause) and not names.sources:
+        value = _ruled_out(clause, names)
+        if value:
+            return [("rule_out", value)], "rule_out", False, True, False
     if lx.FACT.search(clause) and not lx.EXCLUDE.match(clause):
         return [("fact", clause)], "", False, True, False
     if lx.FACT_WEAK.search(clause) and not lx.EXCLUDE.search(clause) and \
@@ -293,7 +298,8 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
         return [], "", True, True, False
     if lx.ACKNOWLEDGE.match(clause) or not clause.strip():
         return [], "", False, True, False
-    if (lx.IMPERATIVE.match(clause) or requested) and len(clause.split()) > 2:
+    if (lx.IMPERATIVE.match(clause) or requested) and len(clause.split()) > 2 \
+            and not had_window:
         return [("rule", clause)], "", False, True, False
     if WINDOW_MARK.strip() not in clause and _PAST.search(clause) and (
             _NUMBERISH.search(clause) or names.any() or len(clause.split()) >= 4):
@@ -308,7 +314,7 @@ def _exclusions(names: list[tuple[str, str]]) -> list[tuple[_Kind, str]]:
             for kind, name in names]
 
 
-_FILLER = re.compile(r"\b(?:the|of|for|in|from|plz|pls|please|too|also|now|de|von|du|des|"
+_FILLER = re.compile(r"\b(?:the|of|for|in|from|plz|pls|please|too|also|now|alone|de|von|du|des|"
                      r"la|le|les|los|das|die|der|el)\b")
 
 
@@ -355,7 +361,8 @@ def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "
             carry = "focus"  # "metrics, not logs"
         plain_clause = clause.replace(WINDOW_MARK.strip(), " ").strip()
         kinds, intent, asked, clause_sure, clause_resume = _read_clause(
-            plain_clause, vocab, carry, previous, named, sources)
+            plain_clause, vocab, carry, previous, named, sources,
+            had_window=WINDOW_MARK.strip() in clause)
         seen = _find_names(plain_clause, vocab)
         sources = seen.sources or sources
         named = [] if seen.signal_names else [

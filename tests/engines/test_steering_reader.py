@@ -117,12 +117,14 @@ def test_triage_reply_json() -> None:
         {"kind": "focus_source", "value": "logs"}], "question": False}
 
 
-@pytest.mark.parametrize("corpus", ["replies", "replies2"])
-def test_the_corpora_do_not_regress(corpus: str) -> None:
-    """Regression only: `replies` was tuned on; `replies2` was scored once, blind, before any
-    change (82.7% overall, 85.2% of claimed); its figures here only guard against going back."""
+@pytest.mark.parametrize(("corpus", "floor"), [("replies", 0.97), ("replies2", 0.97),
+                                               ("replies3", 0.84)])
+def test_the_corpora_do_not_regress(corpus: str, floor: float) -> None:
+    """Regression only. The reader was tuned on `replies`; `replies2` and `replies3` were
+    each scored once, blind, before any change made because of them (85.2% and 81.1% of the
+    replies the rules claimed; README), and tuned on afterwards. These floors only guard
+    against going back: they measure nothing new."""
     score = score_corpus(DATA / corpus)
-    floors = {"replies": 0.95, "replies2": 0.85}
-    assert score.claimed_right / score.claimed >= floors[corpus]
-    assert score.false_namespace == [] or corpus == "replies"
-    assert len(score.false_namespace) <= 1
+    assert score.claimed_right / score.claimed >= floor
+    assert score.false_namespace == []
+    assert score.corrections_right / score.corrections >= 0.95
