@@ -44,6 +44,7 @@ def text(details: InvestigationDetails) -> str:
     started = inv.created_at.strftime(DATETIME)
     if inv.requested_by:
         started += f" by {inv.requested_by}"
+    started += " from the command line" if inv.origin == "cli" else " in Slack"
     if inv.ended_at is not None:
         started += f" · ended {inv.ended_at.strftime(DATETIME)}"
     out = [

@@ -71,6 +71,8 @@ def markdown(details: InvestigationDetails) -> str:
             else "not ended",
         ),
         ("Requested by", inv.requested_by or "-"),
+        ("Started from", "the command line (`triage investigate`)" if inv.origin == "cli"
+         else "Slack"),
         ("Engine / model", f"{inv.engine or '-'} / {inv.model or '-'}"),
         ("Steps", str(inv.step)),
     ]

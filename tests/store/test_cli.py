@@ -76,8 +76,8 @@ def test_history_is_one_line_per_investigation_newest_first(
     lines = out.splitlines()
     assert code == 0 and len(lines) == 3
     assert [line.split()[0] for line in lines] == ["inv2", "inv3", "inv1"]
-    assert re.search(r"inv1\s+2026-11-30 10:00\s+done\s+oom_killed Deployment shop/checkout\s+"
-                     r"checkout pods keep restarting$", lines[2])
+    assert re.search(r"inv1\s+2026-11-30 10:00\s+slack\s+done\s+oom_killed Deployment "
+                     r"shop/checkout\s+checkout pods keep restarting$", lines[2])
     assert "running" in lines[0] and lines[0].endswith("…") and len(lines[0]) < 160
     assert "stopped" in lines[1]
     code, out, _ = run(capsys, "history", "--limit", "1")
