@@ -43,8 +43,9 @@ def diagnosis_panel(diagnosis: Diagnosis) -> Panel:
     body.append(diagnosis.summary.strip() + "\n")
     if diagnosis.evidence:
         body.append("\nEvidence\n", style="bold")
-        for item in diagnosis.evidence:
-            body.append(f"  • {item.quote}", style="green").append(f"  ({item.tool})\n", "dim")
+        for item in diagnosis.evidence:  # where it comes from, then the quote as printed
+            body.append(f"  • {item.origin}\n", "red" if item.found is False else "dim")
+            body.append(_indent(item.quote) + "\n", style="green")
     if diagnosis.fix:
         body.append("\nFix  ", style="bold").append(diagnosis.fix.strip())
     return Panel(body, title="Diagnosis", border_style="green", expand=False)

@@ -21,6 +21,16 @@ Outcome = Literal["running", "done", "stopped", "failed"]
 Verdict = Literal["correct", "wrong"]
 
 
+def final_state(reason: str, diagnosis: Diagnosis | None) -> Literal["done", "stopped", "failed"]:
+    """How a stop reason reads in the status and the store: the engine stopping itself is
+    not a failure. (The bot and `triage investigate` record the same outcomes.)"""
+    if reason == "failed":
+        return "failed"
+    if reason == "stopped":
+        return "stopped"
+    return "done" if diagnosis is not None else "stopped"
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 

@@ -32,7 +32,7 @@ from bot._blocks import (
     preview,
     section,
 )
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import Diagnosis, Evidence
 from engines.events import ObservationReceived, ToolCalled
 from tools.redact import redact
 
@@ -222,9 +222,7 @@ def diagnosis_message(
         section(clip(clean(diagnosis.summary.strip()), MAX_SECTION)),
     ]
     if diagnosis.evidence:
-        lines = [
-            f"• {clip(clean(e.quote), 400)} _({escape(e.tool)})_" for e in diagnosis.evidence
-        ]
+        lines = [evidence_line(e) for e in diagnosis.evidence]
         blocks.append(section(clip("*Evidence*\n" + "\n".join(lines), MAX_SECTION)))
     if diagnosis.fix.strip():
         blocks.append(section(f"*Fix*\n{clip(clean(diagnosis.fix.strip()), 2900)}"))
@@ -240,6 +238,15 @@ def diagnosis_message(
     )
     text = f"{title}: {diagnosis.category} in {clean_line(str(diagnosis.culprit))}"
     return Message(text, blocks)
+
+
+def evidence_line(item: Evidence) -> str:
+    """A quote as it was printed, in code (a backtick in it would end the span early), and
+    where it comes from: its tool and step, or a warning that the tool's output lacks it."""
+    quote = clip(clean(item.quote), 400).replace("`", "ˋ")
+    shown = f"```{quote}```" if "\n" in quote else f"`{quote}`"
+    warning = ":warning: " if item.found is False else ""
+    return f"• {shown} _({warning}{escape(item.origin)})_"
 
 
 def with_verdict(blocks: Sequence[Block], verdict: Literal["correct", "wrong"],

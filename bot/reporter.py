@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Literal, assert_never
+from typing import assert_never
 
 from bot import charts, render
 from bot import render_steering as steering_render
+from bot.feedback import final_state
 from bot.outbox import Outbox, Post, Status, Steps, Thread, Update, Upload
 from bot.render import Finding, StepView
 from engines.diagnosis import Diagnosis
@@ -37,15 +38,6 @@ from engines.events import (
 from tools.sources.base import MetricSource
 
 Clock = Callable[[], float]
-
-
-def final_state(reason: str, diagnosis: Diagnosis | None) -> Literal["done", "stopped", "failed"]:
-    """How a stop reason reads in the status: the engine stopping itself is not a failure."""
-    if reason == "failed":
-        return "failed"
-    if reason == "stopped":
-        return "stopped"
-    return "done" if diagnosis is not None else "stopped"
 
 
 class ThreadReporter:

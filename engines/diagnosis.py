@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 Category = Literal[
     "oom_killed",
@@ -53,10 +54,26 @@ class Culprit(BaseModel):
 class Evidence(BaseModel):
     """A quote from an observation, with the tool that returned it."""
 
+    # The docstring above is the model's description of the field: keep it short. `step`
+    # and `found` are the engine's, not the model's (its schema does not show them): when
+    # it accepts a diagnosis the engine widens each quote to the whole line or value it sits
+    # in and notes the step whose observation holds it (engines.evidence), so that what
+    # people read is whole and can be traced. `found` is False for a quote that no
+    # observation holds, None when nobody checked (a diagnosis made outside an engine).
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str = Field(min_length=1)
     quote: str = Field(min_length=1)
+    step: SkipJsonSchema[int | None] = None
+    found: SkipJsonSchema[bool | None] = None
+
+    @property
+    def origin(self) -> str:
+        """Where the quote comes from, for people: "k8s_events, step 3", or that the tool's
+        output does not hold it."""
+        if self.found is False:
+            return f"{self.tool}: not found in its output"
+        return f"{self.tool}, step {self.step}" if self.step is not None else self.tool
 
 
 class Diagnosis(BaseModel):

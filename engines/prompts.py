@@ -76,7 +76,8 @@ When done, call {SUBMIT_TOOL} with:
 "{EXAMPLE_QUOTE[0]}", "quote": "{EXAMPLE_QUOTE[1]}"}}], "fix": "what to do", \
 "confidence": 0.9}}
 - A quote is a whole line or a whole value of an observation, copied exactly as the tool \
-printed it (observations are YAML), never a paraphrase or a fragment cut mid-word.
+printed it (observations are YAML), never a paraphrase or a fragment cut mid-word. A line \
+too long to quote whole may be cut between words, with … where it was cut.
 - The culprit is the object at fault: the workload (Deployment, StatefulSet, DaemonSet, Job, \
 CronJob); a Service or NetworkPolicy for network; a Node, with an empty namespace, for \
 node_failure.

@@ -43,6 +43,7 @@ from engines.events import (
     ToolCalled,
     discard,
 )
+from engines.evidence import placed
 from engines.incident import Incident
 from engines.model import (
     AssistantMessage,
@@ -181,7 +182,7 @@ class _Run:
     observation_tokens: int = 0
     raw_observation_tokens: int = 0
     empty_replies: int = 0
-    observations: list[tuple[str, str]] = field(default_factory=list)
+    observations: list[tuple[int, str, str]] = field(default_factory=list)  # step, tool, text
     diagnosis: Diagnosis | None = None
     loop: LoopDetector = field(default_factory=LoopDetector)
     deadline: asyncio.Timeout | None = None
@@ -313,7 +314,7 @@ class ReactEngine:
             raw_observation_tokens=run.raw_observation_tokens,
             transcript=run.history.messages,
             error=error,
-            observations=tuple(run.observations),
+            observations=tuple((tool, text) for _, tool, text in run.observations),
         )
 
     @staticmethod
@@ -325,8 +326,10 @@ class ReactEngine:
             run.constraints.add(constraint)
         run.step, run.tool_calls = state.last_step, state.tool_calls
         run.loop.seen_calls.update(call_key(name, args) for name, args in state.calls)
+        steps = {e.call_id: e.step for e in events if isinstance(e, ObservationReceived)}
         run.observations.extend(
-            (m.name, m.content) for m in state.messages if isinstance(m, ToolMessage)
+            (steps.get(m.call_id, run.step), m.name, m.content)
+            for m in state.messages if isinstance(m, ToolMessage)
         )
         if state.diagnosed is not None:
             run.diagnosis = state.diagnosed.diagnosis
@@ -458,7 +461,7 @@ class ReactEngine:
                 ToolMessage(call.id, call.name, result.text, result.status)
             )
             texts.append(result.text)
-            run.observations.append((call.name, result.text))
+            run.observations.append((run.step, call.name, result.text))
             await run.emit(
                 ObservationReceived(
                     run.incident.id,
@@ -483,7 +486,9 @@ class ReactEngine:
             problem = f"the arguments are not valid JSON: {call.raw_arguments[:200]!r}"
         else:
             try:
-                run.diagnosis = Diagnosis.model_validate(call.arguments)
+                # Quotes made whole, with the step that shows them, before anyone reads them.
+                run.diagnosis = placed(Diagnosis.model_validate(call.arguments),
+                                       run.observations)
             except ValidationError as exc:
                 problem = "; ".join(
                     f"{'.'.join(str(p) for p in e['loc']) or 'diagnosis'}: {e['msg']}"

@@ -9,7 +9,6 @@ the reflections and the rejected diagnosis, so it does not walk the same path ag
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
@@ -24,6 +23,7 @@ from engines.events import (
     ReflectionRecorded,
     discard,
 )
+from engines.evidence import occurs
 from engines.incident import Incident
 from engines.model import Model, ModelRequest, SystemMessage, Usage, UserMessage
 from engines.react import (
@@ -36,7 +36,6 @@ from engines.react import (
     emit,
 )
 
-_SPACES = re.compile(r"\s+")
 _NO_RETRY = frozenset({"stopped", "failed", "timeout", "token_budget"})
 
 
@@ -52,10 +51,6 @@ class Verdict:
     problems: tuple[str, ...] = ()
 
 
-def _normal(text: str) -> str:
-    return _SPACES.sub(" ", text).strip().lower()
-
-
 def evaluate(result: InvestigationResult, min_confidence: float = 0.5) -> Verdict:
     """Judge an attempt by rules that need no model: nothing here can be talked round."""
     diagnosis = result.diagnosis
@@ -68,10 +63,8 @@ def evaluate(result: InvestigationResult, min_confidence: float = 0.5) -> Verdic
         problems.append(f"confidence {diagnosis.confidence:.2f} is below {min_confidence:.2f}")
     if not diagnosis.evidence:
         problems.append("no evidence was quoted")
-    seen = [_normal(text) for _, text in result.observations]
     for item in diagnosis.evidence:
-        quote = _normal(item.quote)
-        if not any(quote in text for text in seen):
+        if not any(occurs(item.quote, text) for _, text in result.observations):
             problems.append(f"the evidence {item.quote!r} occurs in no observation")
     return Verdict(not problems, tuple(problems))
 

@@ -1,7 +1,8 @@
 """`triage history [--limit N]`: past investigations, newest first, one line each.
 
 One line per investigation (no header) so the output greps and counts like `git log
---oneline`: id, start time in UTC, status, what it found, and the incident as reported.
+--oneline`: id, start time in UTC, where it was started ("slack" by the bot, "cli" by
+`triage investigate`), status, what it found, and the incident as reported.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "history",
         help="list past investigations from the store",
-        description="List past investigations, newest first: id, start (UTC), status, "
-        "diagnosis and incident. The store is TRIAGE_DATABASE_URL or the local SQLite file.",
+        description="List past investigations, newest first: id, start (UTC), origin (slack "
+        "or cli), status, diagnosis and incident. The store is TRIAGE_DATABASE_URL or the "
+        "local SQLite file.",
     )
     parser.add_argument(
         "--limit",
@@ -57,6 +59,7 @@ def lines(investigations: list[StoredInvestigation]) -> list[str]:
         (
             item.id,
             item.created_at.strftime("%Y-%m-%d %H:%M"),
+            item.origin,
             item.status,
             clip(found(item), DIAGNOSIS_WIDTH),
             clip(item.incident, INCIDENT_WIDTH),
@@ -65,11 +68,11 @@ def lines(investigations: list[StoredInvestigation]) -> list[str]:
     ]
     if not rows:
         return []
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
     return [
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True))
         + "  "
-        + row[4]
+        + row[5]
         for row in rows
     ]
 

@@ -1,8 +1,16 @@
-"""`triage investigate TEXT`: one investigation, shown live or as diagnosis JSON."""
+"""`triage investigate TEXT`: one investigation, shown live or as diagnosis JSON, and
+recorded in the store like the bot's (bot/cli/record.py) unless `--no-record`.
+
+The record's last line ("Recorded as ID: triage show ID", or a warning saying what was not
+recorded and why) goes to stdout with the live view, to stderr with `--json`, whose stdout
+is the diagnosis alone. A store that fails never changes the exit status: 0 with a
+diagnosis, 1 without, 2 for a failed run, as without a store.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import json
 import sys
@@ -10,10 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.cli.record import Recording
 from bot.console import ConsoleReporter
 from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
 from engines.errors import TriageError
-from engines.events import discard
+from engines.events import Event, EventSink, discard
 from engines.react import InvestigationResult
 from tools.scenarios import parse_time
 
@@ -34,6 +43,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--engine", default="react", choices=ENGINES, help="reasoning engine")
     parser.add_argument("--json", action="store_true", help="print only the diagnosis as JSON")
+    parser.add_argument(
+        "--no-record", dest="record", action="store_false",
+        help="do not record the investigation in the store (TRIAGE_DATABASE_URL or the local "
+        "SQLite file); by default `triage history` and `triage show` list it",
+    )
     add_live_options(parser)
     parser.add_argument(
         "--at",
@@ -90,16 +104,45 @@ async def run(args: argparse.Namespace) -> int:
             setting = dataclasses.replace(setting, now=args.at)
     else:
         setting = await live_setting(args.config, context=args.context, at=args.at)
+    recording: Recording | None = None
     try:
         model = build_model(args.model)
-        sink = discard if args.json else ConsoleReporter()
-        result = await investigate(args.text, setting, model, engine=args.engine, sink=sink)
+        if args.record:
+            recording = await Recording.start(args.text, model.name, args.engine)
+        show: EventSink = discard if args.json else ConsoleReporter()
+        sink = show if recording is None else both(show, recording.append)
+        try:
+            result = await investigate(
+                args.text, setting, model, engine=args.engine, sink=sink,
+                incident_id=recording.investigation_id if recording else None,
+            )
+        except BaseException as exc:  # Ctrl-C (or a bug): the record ends all the same
+            if recording is not None:
+                interrupted = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+                await recording.end(None, "stopped" if interrupted else "failed")
+            raise
+        if recording is not None:
+            await recording.end(result)
     finally:
+        if recording is not None:
+            await recording.close()
+            quiet = args.json or recording.problems  # a warning is for stderr, like any other
+            print(recording.report(), file=sys.stderr if quiet else sys.stdout)
         if not args.scenario:
             from bot.config import close_sources
 
             await close_sources(setting.sources)
     return finish(result, as_json=args.json)
+
+
+def both(first: EventSink, second: EventSink) -> EventSink:
+    """One sink that hands every event to two, in order."""
+
+    async def sink(event: Event) -> None:
+        await first(event)
+        await second(event)
+
+    return sink
 
 
 def finish(result: InvestigationResult, *, as_json: bool) -> int:

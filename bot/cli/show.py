@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.store import InvestigationDetails, UnknownInvestigationError, opened
 from bot.store.postmortem import markdown
-from bot.store.timeline import entries
+from bot.store.timeline import entries, placed_evidence
 
 DATETIME = "%Y-%m-%d %H:%M:%S UTC"
 TIME = "%H:%M:%S"
@@ -44,6 +44,7 @@ def text(details: InvestigationDetails) -> str:
     started = inv.created_at.strftime(DATETIME)
     if inv.requested_by:
         started += f" by {inv.requested_by}"
+    started += " from the command line" if inv.origin == "cli" else " in Slack"
     if inv.ended_at is not None:
         started += f" · ended {inv.ended_at.strftime(DATETIME)}"
     out = [
@@ -73,9 +74,11 @@ def text(details: InvestigationDetails) -> str:
             f"  Confidence  {diagnosis.confidence:.0%}",
             f"  Summary     {diagnosis.summary.strip()}",
         ]
-        for index, evidence in enumerate(diagnosis.evidence):
+        # Each quote on lines of its own, exactly as the tool printed it, under its source.
+        for index, evidence in enumerate(placed_evidence(diagnosis, details.events).evidence):
             head = "  Evidence    " if index == 0 else "              "
-            out.append(f'{head}{evidence.tool}: "{evidence.quote}"')
+            out.append(f"{head}{evidence.origin}")
+            out += [f"                {line}" for line in evidence.quote.splitlines()]
         if diagnosis.fix.strip():
             out.append(f"  Fix         {diagnosis.fix.strip()}")
     if details.constraints:

@@ -56,6 +56,8 @@ async def resume_unfinished(store: Store, investigations: Investigations) -> int
         return 0
     resumed = 0
     for stored in await store.unfinished():
+        if stored.origin != "slack":
+            continue  # `triage investigate` runs in its own process, which ends its record
         if not stored.channel or not stored.thread_ts:
             log.warning("investigation %s has no thread to resume in: marked failed", stored.id)
             await store.finish(stored.id, "failed", None)

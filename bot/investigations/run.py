@@ -15,13 +15,12 @@ from datetime import datetime
 from typing import Any
 
 from bot.background import Background
-from bot.feedback import Outcome
+from bot.feedback import Outcome, final_state
 from bot.investigations.approvals import Approvals, deny_pending
 from bot.investigations.investigation import Investigation
 from bot.investigations.lessons import Lessons
 from bot.investigations.records import Records
 from bot.logging_setup import investigation_id as current_investigation
-from bot.reporter import final_state
 from bot.telemetry import Telemetry
 from engines.constraints import ConstraintInbox
 from engines.errors import TriageError

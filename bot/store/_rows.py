@@ -39,6 +39,7 @@ def investigation(row: Mapping[Any, Any]) -> StoredInvestigation:
         outcome=row["outcome"],
         outcome_detail=row["outcome_detail"],
         status_ts=row["status_ts"],
+        origin=row["origin"],
     )
 
 

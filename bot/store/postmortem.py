@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.store.records import InvestigationDetails
-from bot.store.timeline import clip, entries, key_observations
+from bot.store.timeline import clip, entries, key_observations, placed_evidence
+from engines.diagnosis import Evidence
 
 TIME = "%H:%M:%S"
 DATETIME = "%Y-%m-%d %H:%M:%S UTC"
@@ -28,6 +29,20 @@ def _code(text: str) -> str:
     ticks = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _evidence(item: Evidence) -> list[str]:
+    """One quote as a list item: where it comes from, then the quote verbatim in a code
+    block (a fence longer than any run of backticks in it)."""
+    if item.found is False:
+        head = f"- {_code(item.tool)} (not found in its output):"
+    elif item.step is not None:
+        head = f"- Step {item.step}, {_code(item.tool)}:"
+    else:
+        head = f"- {_code(item.tool)}:"
+    fence = "````" if "```" in item.quote else "```"
+    return [head, f"  {fence}text", *(f"  {line}" for line in item.quote.splitlines()),
+            f"  {fence}"]
 
 
 def _duration(start: datetime, end: datetime | None) -> str:
@@ -56,6 +71,8 @@ def markdown(details: InvestigationDetails) -> str:
             else "not ended",
         ),
         ("Requested by", inv.requested_by or "-"),
+        ("Started from", "the command line (`triage investigate`)" if inv.origin == "cli"
+         else "Slack"),
         ("Engine / model", f"{inv.engine or '-'} / {inv.model or '-'}"),
         ("Steps", str(inv.step)),
     ]
@@ -75,7 +92,8 @@ def markdown(details: InvestigationDetails) -> str:
         out += ["", diagnosis.summary.strip()]
         if diagnosis.evidence:
             out += ["", "### Evidence", ""]
-            out += [f"- {_code(item.tool)}: {_code(item.quote)}" for item in diagnosis.evidence]
+            for quoted in placed_evidence(diagnosis, details.events).evidence:
+                out += _evidence(quoted)
         if diagnosis.fix.strip():
             out += ["", "### Fix", "", diagnosis.fix.strip()]
 

@@ -54,6 +54,7 @@ class StoredInvestigation:
     outcome: str | None
     outcome_detail: str
     status_ts: str | None = None  # the status message, edited in place; kept for a resume
+    origin: str = "slack"  # who started it: "slack" (the bot) or "cli" (`triage investigate`)
 
     @property
     def finished(self) -> bool:

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 
 INVESTIGATION_STATUSES = ("running", "waiting", "done", "stopped", "failed")
+ORIGINS = ("slack", "cli")
 UNFINISHED_STATUSES = ("running", "waiting")
 FEEDBACK_VERDICTS = ("correct", "wrong", "reply")
 
@@ -70,6 +71,8 @@ investigations = sa.Table(
     sa.Column("channel", sa.String(64), nullable=True),
     sa.Column("thread_ts", sa.String(64), nullable=True),
     sa.Column("status_ts", sa.String(64), nullable=True),
+    # "slack" (the bot) or "cli" (`triage investigate`): only the bot's are resumed at start
+    sa.Column("origin", sa.String(16), nullable=False, server_default="slack"),
     sa.Column("requested_by", sa.String(128), nullable=False, server_default=""),
     sa.Column("model", sa.String(128), nullable=False, server_default=""),
     sa.Column("engine", sa.String(32), nullable=False, server_default=""),

@@ -36,7 +36,7 @@ from bot.store.records import (
     StoredConstraint,
     StoredInvestigation,
 )
-from bot.store.schema import UNFINISHED_STATUSES, investigations
+from bot.store.schema import ORIGINS, UNFINISHED_STATUSES, investigations
 from bot.store.schema import constraints as constraints_table
 from bot.store.schema import events as events_table
 from bot.store.schema import feedback as feedback_table
@@ -99,8 +99,13 @@ class Store(LessonsMixin):
     # --- investigations -------------------------------------------------------------------
 
     @guarded
-    async def create(self, record: InvestigationRecord, *, engine: str = "") -> None:
-        """Record a new investigation (the bot's `InvestigationRecord`), status "running"."""
+    async def create(
+        self, record: InvestigationRecord, *, engine: str = "", origin: str = "slack"
+    ) -> None:
+        """Record a new investigation (the bot's `InvestigationRecord`), status "running".
+        `origin` says who started it: "slack" (the bot) or "cli" (`triage investigate`)."""
+        if origin not in ORIGINS:
+            raise StoreError(f"unknown origin {origin!r}: one of {', '.join(ORIGINS)}")
         async with self._write() as conn:
             await conn.execute(
                 investigations.insert().values(
@@ -111,6 +116,7 @@ class Store(LessonsMixin):
                     requested_by=record.requested_by,
                     model=record.model,
                     engine=engine,
+                    origin=origin,
                     status=record.outcome,
                     created_at=record.started_at,
                     updated_at=record.started_at,

@@ -28,6 +28,7 @@ from engines.events import (
     ThoughtRecorded,
     ToolCalled,
 )
+from engines.evidence import Located, locate, placed
 
 TEXT_LIMIT = 160
 
@@ -122,21 +123,40 @@ def key_observations(
 ) -> list[tuple[ObservationReceived, list[str]]]:
     """The observations the diagnosis rests on, each with its lines that hold a quote.
 
-    An observation is key when an evidence quote occurs in it; with no evidence to go by,
-    the last few successful observations stand in, so a postmortem always shows something.
+    An observation is key when an evidence quote occurs in it (as the evaluator finds one:
+    across line wraps, `…` marking a cut); with no evidence to go by, the last few
+    successful observations stand in, so a postmortem always shows something.
     """
     observations = [e for e in events if isinstance(e, ObservationReceived)]
     quotes = [item.quote for item in diagnosis.evidence] if diagnosis else []
     found: list[tuple[ObservationReceived, list[str]]] = []
     for observation in observations:
-        lines = [
-            line.strip()
-            for line in observation.text.splitlines()
-            if any(quote in line for quote in quotes)
-        ]
-        if lines or any(quote in observation.text for quote in quotes):
-            found.append((observation, lines or [first_line(observation.text)]))
+        spans = [s for q in quotes if (s := locate(observation.text, q)) is not None]
+        if spans:
+            found.append((observation, _lines_holding(observation.text, spans)))
     if found or not observations:
         return found
     successes = [o for o in observations if o.status == "success"][-fallback:]
     return [(o, [first_line(o.text)]) for o in successes]
+
+
+def _lines_holding(text: str, spans: Sequence[Located]) -> list[str]:
+    """The lines of `text` that hold part of a span, in order, each once."""
+    lines: list[str] = []
+    position = 0
+    for line in text.split("\n"):
+        end = position + len(line)
+        if line.strip() and any(s.start <= end and position < s.end for s in spans):
+            lines.append(line.strip())
+        position = end + 1
+    return lines
+
+
+def placed_evidence(diagnosis: Diagnosis, events: Sequence[Event]) -> Diagnosis:
+    """The diagnosis with each quote whole and at its step: as the engine placed them, or,
+    for a diagnosis recorded before engines did, placed now from the log's observations
+    (so an old record reads as well as a new one). With no observation logged, as it is."""
+    if all(item.found is not None for item in diagnosis.evidence):
+        return diagnosis
+    observed = [(e.step, e.tool, e.text) for e in events if isinstance(e, ObservationReceived)]
+    return placed(diagnosis, observed) if observed else diagnosis

@@ -86,7 +86,7 @@ def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Obse
         "category": best.category,
         "culprit": {"kind": culprit.kind, "namespace": culprit.namespace, "name": culprit.name},
         "summary": summary,
-        "evidence": [e.model_dump() for e in evidence],
+        "evidence": [e.model_dump(exclude_none=True) for e in evidence],
         "fix": best.fix or "Address the cause named in the summary.",
         "confidence": sure,
     }

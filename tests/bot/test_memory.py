@@ -16,7 +16,7 @@ import pytest_asyncio
 from bot import render
 from bot.cli.serve import make_runner, open_store
 from bot.investigations.lessons import symptom_words
-from bot.store import Store
+from bot.store import InvestigationRecord, Store
 from bot.wiring import scenario_setting
 from engines.events import InvestigationStarted, LessonsRetrieved, ObservationReceived, ToolCalled
 from engines.model import ModelReply, ModelRequest, ToolMessage, UserMessage
@@ -258,6 +258,21 @@ async def test_serve_keeps_a_migrated_sqlite_store_in_the_data_directory(
     finally:
         await store.close()
     assert (tmp_path / "data" / "triage" / "triage.db").is_file()
+
+
+async def test_the_bot_leaves_a_command_line_investigation_to_its_own_process(
+    store: Store,
+) -> None:
+    """At start the bot resumes its own interrupted runs (one without a thread cannot be, and
+    is marked failed), but not `triage investigate`'s: that process ends its own record."""
+    await store.create(InvestigationRecord("cli1", "", "", "checkout slow", "alice", "analyzer"),
+                       engine="react", origin="cli")
+    await store.create(InvestigationRecord("lost1", "", "", "checkout slow", "bob", "analyzer"),
+                       engine="react")
+    async with FakeSlack() as slack, SqlBot(slack, store, memory_model()):
+        pass
+    assert (await store.investigation("cli1")).status == "running"
+    assert (await store.investigation("lost1")).status == "failed"
 
 
 def test_symptom_words_leave_out_test_tags_and_common_words() -> None:

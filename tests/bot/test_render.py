@@ -61,6 +61,24 @@ def test_diagnosis_fits_with_twenty_long_quotes() -> None:
     assert render.CORRECT_ACTION in json.dumps(message.blocks)
 
 
+def test_each_quote_is_code_with_its_tool_and_step() -> None:
+    diagnosis = Diagnosis.model_validate({**DIAGNOSIS, "evidence": [
+        {"tool": "k8s_events", "quote": "message: 'Error: `ImagePullBackOff`' <b>", "step": 3,
+         "found": True},
+        {"tool": "k8s_describe_pod", "quote": "status: Pending\nready: 0/1", "step": 2,
+         "found": True},
+        {"tool": "k8s_list_pods", "quote": "x509 expired", "found": False},
+    ]})
+    (evidence,) = [b["text"]["text"] for b in render.diagnosis_message("inv", diagnosis).blocks
+                   if "text" in b and b["text"]["text"].startswith("*Evidence*")]
+    assert evidence.splitlines() == [
+        "*Evidence*",
+        "• `message: 'Error: ˋImagePullBackOffˋ' &lt;b&gt;` _(k8s_events, step 3)_",
+        "• ```status: Pending", "ready: 0/1``` _(k8s_describe_pod, step 2)_",
+        "• `x509 expired` _(:warning: k8s_list_pods: not found in its output)_",
+    ]
+
+
 def test_secrets_and_broadcasts_never_reach_slack() -> None:
     view = render.StatusView("inv", f"<!channel> it broke, token {SLACK_TOKEN}", "m", 1, 5,
                              "running", 3.0, "UALICE")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -12,7 +13,6 @@ from alembic.autogenerate import compare_metadata
 from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
 
-from bot.feedback import InvestigationRecord
 from bot.store import Store, _migrate
 from bot.store._migrate import VERSION_TABLE, alembic_config, head_revision
 from bot.store.schema import metadata
@@ -31,7 +31,7 @@ async def test_migrate_creates_the_schema_and_is_idempotent(fresh_db_url: str) -
     try:
         assert await store.revision() is None
         await store.migrate()
-        assert await store.revision() == head_revision() == "0002"
+        assert await store.revision() == head_revision() == "0003"
         await store.migrate()  # again: nothing to do, nothing breaks
         assert await store.revision() == head_revision()
         async with store._db.connect() as conn:
@@ -127,15 +127,21 @@ async def test_a_database_of_the_first_schema_upgrades_with_its_investigations(
     fresh_db_url: str,
 ) -> None:
     """A bot upgraded mid-incident: the unfinished run survives the migration, without a
-    status message on record (it gets a new one when resumed), and can keep one from then."""
+    status message on record (it gets a new one when resumed), and can keep one from then;
+    it was the bot's (origin "slack"), as every investigation before `triage investigate`
+    recorded its own."""
     store = await Store.open(fresh_db_url)
     try:
         await _migrate.upgrade(store._writer, "0001")
-        await store.create(InvestigationRecord("old1", "C042", "1700000000.000100",
-                                               "checkout 502s", "alice", "analyzer"))
+        async with store._writer.begin() as conn:  # the row as the code of that time wrote it
+            await conn.execute(sa.text(
+                "INSERT INTO investigations (id, incident, channel, thread_ts, requested_by, "
+                "model, engine, status, created_at, updated_at) VALUES ('old1', "
+                "'checkout 502s', 'C042', '1700000000.000100', 'alice', 'analyzer', '', "
+                "'running', :now, :now)"), {"now": datetime(2026, 11, 30, 10, 0)})
         await store.migrate()
         [stored] = await store.unfinished()
-        assert (stored.id, stored.status_ts) == ("old1", None)
+        assert (stored.id, stored.status_ts, stored.origin) == ("old1", None, "slack")
         await store.set_status_message("old1", "1700000001.000200")
         [stored] = await store.unfinished()
         assert stored.status_ts == "1700000001.000200"

@@ -16,9 +16,11 @@ import pytest
 
 from bot.wiring import investigate, scenario_setting
 from engines.analyzer import AnalyzerModel
+from engines.analyzer.quotes import MAX_QUOTE
 from engines.constraints import ConstraintInbox
 from engines.diagnosis import is_correct
 from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled
+from engines.evidence import locate, occurs, widen
 from engines.react import InvestigationResult
 from engines.steering import put_reply
 from tests.engines.analyzer.handmade import write_all
@@ -81,8 +83,35 @@ def test_every_quote_is_in_an_observation_of_its_tool(scenario_id: str) -> None:
         if isinstance(event, ObservationReceived):
             texts.setdefault(event.tool, []).append(event.text)
     for evidence in diagnosis.evidence:
-        assert any(evidence.quote in text for text in texts.get(evidence.tool, [])), evidence
+        assert any(occurs(evidence.quote, text) for text in texts.get(evidence.tool, [])), evidence
+        assert evidence.found and evidence.step is not None, evidence
     assert 0.0 < diagnosis.confidence <= 0.95
+
+
+def _between_words(text: str, start: int, end: int) -> bool:
+    """Neither end of text[start:end] cuts a word in two."""
+    def cuts(index: int) -> bool:
+        return 0 < index < len(text) and (text[index - 1] + text[index]).isalnum()
+    return not cuts(start) and not cuts(end)
+
+
+@pytest.mark.parametrize("scenario_id", bundled_ids())
+def test_every_quote_is_whole(scenario_id: str) -> None:
+    """A human reads the evidence: each quote starts and ends between words of the
+    observation at the step it names, and is a whole line or value (widening it again
+    changes nothing)."""
+    observed = run(scenario_id)
+    diagnosis = observed.result.diagnosis
+    assert diagnosis is not None
+    for evidence in diagnosis.evidence:
+        (text,) = [e.text for e in observed.events if isinstance(e, ObservationReceived)
+                   and e.tool == evidence.tool and e.step == evidence.step
+                   and occurs(evidence.quote, e.text)][-1:]
+        located = locate(text, evidence.quote)
+        assert located is not None and _between_words(text, located.start, located.end), (
+            evidence.quote)
+        assert widen(text, evidence.quote).quote == evidence.quote
+        assert len(evidence.quote) <= MAX_QUOTE and "\n" not in evidence.quote
 
 
 @pytest.mark.parametrize("scenario_id", bundled_ids())
@@ -153,4 +182,4 @@ def test_handmade_regressions_and_a_dns_outage_are_diagnosed(tmp_path: Path) -> 
         assert outcome.steps <= MAX_MEAN_STEPS and outcome.diagnosis is not None
         texts = [e.text for e in events if isinstance(e, ObservationReceived)]
         assert outcome.diagnosis.evidence
-        assert all(any(q.quote in t for t in texts) for q in outcome.diagnosis.evidence)
+        assert all(any(occurs(q.quote, t) for t in texts) for q in outcome.diagnosis.evidence)

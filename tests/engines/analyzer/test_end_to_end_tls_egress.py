@@ -14,6 +14,7 @@ from bot.wiring import investigate, scenario_setting
 from engines.analyzer import AnalyzerModel
 from engines.diagnosis import is_correct
 from engines.events import Event, ObservationReceived, ToolCalled
+from engines.evidence import occurs
 from tests.engines.analyzer.handmade_tls_egress import write_tls_egress
 from tools.scenarios import load_scenario
 
@@ -42,7 +43,7 @@ def test_whose_fault_a_failed_connection_is(folders: dict[str, Path], name: str)
     assert outcome.steps <= MAX_STEPS
     texts = [e.text for e in events if isinstance(e, ObservationReceived)]
     assert outcome.diagnosis.evidence
-    assert all(any(q.quote in t for t in texts) for q in outcome.diagnosis.evidence)
+    assert all(any(occurs(q.quote, t) for t in texts) for q in outcome.diagnosis.evidence)
     if "silent" in name or "mute" in name:  # the refused client found by its pod IP
         assert any(isinstance(e, ToolCalled) and e.tool == "k8s_list_pods"
                    and e.arguments.get("ip") == "10.42.1.17" for e in events)

@@ -16,6 +16,7 @@ from engines.diagnosis import (
     Diagnosis,
     rejection_message,
 )
+from engines.evidence import occurs
 from engines.reflexion import rejection_note
 from tests.engines.analyzer.helpers import NOW, facts_of, workload, workloads
 
@@ -25,12 +26,19 @@ WRAPPED = """events:
   last_state: {terminated: OOMKilled, exit_code: 137, finished: '2026-11-30T09:54:40Z'}"""
 
 
-def test_quotes_are_verbatim_single_line_substrings() -> None:
-    for needle in ("OOMKilled", "Readiness probe failed", "Unhealthy", "exit_code: 137"):
-        quote = cut_quote(WRAPPED, needle)
-        assert quote is not None and quote in WRAPPED and "\n" not in quote
-    assert cut_quote(WRAPPED, "OOMKilled", max_chars=40) is not None
-    assert len(cut_quote(WRAPPED, "OOMKilled", max_chars=40) or "") <= 45
+def test_quotes_are_the_whole_line_or_field_around_the_needle() -> None:
+    """The observation's own text (its wraps read as spaces), on one line, whole."""
+    row = ("{type: Warning, reason: Unhealthy, object: Pod/api-1, count: 15, message: "
+           "'Readiness probe failed: connection refused'}")
+    last_state = ("last_state: {terminated: OOMKilled, exit_code: 137, finished: "
+                  "'2026-11-30T09:54:40Z'}")
+    for needle, quote in (("OOMKilled", last_state), ("exit_code: 137", last_state),
+                          ("Readiness probe failed", row), ("Unhealthy", row)):
+        assert cut_quote(WRAPPED, needle) == quote
+        assert occurs(quote, WRAPPED)
+    assert cut_quote(WRAPPED, "OOMKilled", max_chars=40) == "terminated: OOMKilled"
+    assert cut_quote(WRAPPED, "connection refused", max_chars=60) == (
+        "message: 'Readiness probe failed: connection refused'")
 
 
 def test_quotes_start_at_a_field_not_mid_word() -> None:
