@@ -1,8 +1,9 @@
 """The conversation sent to the model, compacted when it nears the context budget.
 
 Compaction replaces the oldest successful observations with a one-line stub; it never
-touches the incident, constraints, error observations or the last few steps, because those
-are what keep the model honest and on course.
+touches the incident, constraints, error observations, the tool listing of a short catalog
+or the last few steps, because those are what keep the model honest and on course (and a
+model that lost the listing could no longer call the tools it lists).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engines.model import AssistantMessage, Message, ToolCall, ToolMessage
+from engines.short_catalog import LIST_TOOLS
 from engines.tokens import count_tokens
 
 KEEP_RECENT_MESSAGES = 8
@@ -18,11 +20,22 @@ ELIDED_PREFIX = "[older observation elided to save context"
 the tool's, so it quotes nothing from it."""
 
 
+MESSAGE_TOKENS = 4  # what a message costs beside its text (its role, its delimiters)
+CALL_TOKENS = 8  # what a call costs beside its name and arguments: natively its id and JSON
+# wrapper, in text mode the `Action:` labels; and a result beside its text: its call's id,
+# or its `Observation from` label (measured on the 8k suite: 6 on average, in text mode)
+RESULT_TOKENS = 8
+
+
 def _size(message: Message) -> int:
     text = message.content
+    size = MESSAGE_TOKENS
     if isinstance(message, AssistantMessage):
         text += "".join(f"{c.name}{c.raw_arguments or c.arguments}" for c in message.tool_calls)
-    return count_tokens(text) + 4
+        size += CALL_TOKENS * len(message.tool_calls)
+    elif isinstance(message, ToolMessage):
+        size += RESULT_TOKENS
+    return count_tokens(text) + size
 
 
 class History:
@@ -84,7 +97,8 @@ class History:
             if self.tokens <= limit:
                 break
             message = self._messages[index]
-            if not isinstance(message, ToolMessage) or message.status == "error":
+            if not isinstance(message, ToolMessage) or message.status == "error" \
+                    or message.name == LIST_TOOLS:
                 continue
             if message.content.startswith(ELIDED_PREFIX):
                 continue

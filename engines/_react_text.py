@@ -1,4 +1,5 @@
-"""The text ReAct format, for models that cannot call tools natively.
+"""The text ReAct format, for models that cannot call tools natively: reading their replies
+(engines/text_transcript.py writes the conversation they read).
 
 Small local models (Ollama, llama.cpp, vLLM without a tool parser) answer in prose, and in
 a dozen dialects of it: labels in bold, JSON in code fences, single quotes, trailing commas,
@@ -14,22 +15,12 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engines.diagnosis import SUBMIT_TOOL
-from engines.model import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    ToolSpec,
-    UserMessage,
-)
-
-STOP_SEQUENCES = ("\nObservation:",)
+from engines.model import ToolCall, ToolSpec
 
 _FENCE_LINE = re.compile(r"^[ \t]*```[\w+-]*[ \t]*$", re.M)
 _THINK = re.compile(r"<think(?:ing)?>(?P<body>.*?)(?:</think(?:ing)?>|\Z)", re.S | re.I)
@@ -358,72 +349,3 @@ def _final(name: str) -> str:
 
 def _strip_label(text: str) -> str:
     return _LABEL.sub("", text, count=1).strip() if _LABEL.match(text) else text.strip()
-
-
-# ---------------------------------------------------------------- rendering
-
-
-def render_tool_instructions(tools: Iterable[ToolSpec]) -> str:
-    """The system prompt section that replaces native tool calling."""
-    lines = [
-        "## How to call tools",
-        "You have no native tool calling. Answer in exactly this format:",
-        "",
-        "Thought: what you think now and why",
-        "Action: <one tool name from the list below>",
-        "Action Input: <the arguments as one JSON object, double-quoted>",
-        "",
-        "You may write several Action / Action Input pairs to run tools together. Then stop:",
-        "the observations come back in the next message. Never write an Observation yourself.",
-        f"When you are done, call {SUBMIT_TOOL} the same way, with the diagnosis as its "
-        "Action Input.",
-        "",
-        "## Tools",
-    ]
-    for spec in tools:
-        lines.append(f"- {spec.name}: {spec.description.strip()}")
-        lines.append(f"  arguments (JSON schema): {json.dumps(spec.parameters, sort_keys=True)}")
-    return "\n".join(lines)
-
-
-def render_action(call: ToolCall) -> str:
-    """A call as the model would have written it, to replay the history in text mode."""
-    shown = call.raw_arguments if call.arguments is None else json.dumps(call.arguments)
-    return f"Action: {call.name}\nAction Input: {shown}"
-
-
-def to_text_messages(
-    messages: Sequence[Message], tools: Sequence[ToolSpec]
-) -> list[dict[str, str]]:
-    """The transcript for a model without tool calling.
-
-    Tool results become user turns ("Observation …") and consecutive user turns are merged,
-    because many chat templates (Mistral's, Gemma's) reject two user turns in a row.
-    """
-    instructions = render_tool_instructions(tools)
-    out: list[dict[str, str]] = []
-    if not any(isinstance(m, SystemMessage) for m in messages):
-        out.append({"role": "system", "content": instructions})
-    for message in messages:
-        match message:
-            case SystemMessage(content=content):
-                first = not any(m["role"] == "system" for m in out)
-                text = f"{content}\n\n{instructions}" if first else content
-                out.append({"role": "system", "content": text})
-            case UserMessage(content=content):
-                _append_user(out, content)
-            case AssistantMessage(content=content, tool_calls=calls):
-                parts = [f"Thought: {content.strip()}"] if content.strip() else []
-                parts += [render_action(call) for call in calls]
-                out.append({"role": "assistant", "content": "\n".join(parts)})
-            case ToolMessage(name=name, content=content, status=status):
-                tag = "" if status == "success" else " (error)"
-                _append_user(out, f"Observation from {name}{tag}:\n{content}")
-    return out
-
-
-def _append_user(out: list[dict[str, str]], content: str) -> None:
-    if out and out[-1]["role"] == "user":
-        out[-1]["content"] += "\n\n" + content
-    else:
-        out.append({"role": "user", "content": content})

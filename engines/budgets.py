@@ -16,7 +16,8 @@ from engines.errors import ConfigurationError
 
 CONTEXT_ENV = "TRIAGE_CONTEXT_TOKENS"
 DEFAULT_CONTEXT_TOKENS = 32_768
-REPLY_TOKENS = 2_000  # kept free for the model's answer (a diagnosis is ~600 tokens)
+REPLY_TOKENS = 2_000  # kept free for the model's answer (a diagnosis is ~600 tokens) ...
+REPLY_SHARE = 8  # ... or an eighth of a small window (1024 of 8k), room enough for one
 OBSERVATION_SHARE = 40  # one observation gets 1/40 of the window ...
 MIN_OBSERVATION_TOKENS = 300  # ... but never less than a readable table ...
 MAX_OBSERVATION_TOKENS = 4_000  # ... nor so much that one call crowds out the others
@@ -68,6 +69,12 @@ def context_window(model: str, environ: dict[str, str] | None = None) -> int:
     base = model.rsplit("/", 1)[-1].lower()  # "openai/gpt-4o" on proxies, "org/llama3" on vLLM
     matches = [prefix for prefix in KNOWN_WINDOWS if base.startswith(prefix)]
     return KNOWN_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_TOKENS
+
+
+def reply_tokens(context_tokens: int) -> int:
+    """What the history leaves free for the model's answer: 2000 tokens would be a quarter
+    of an 8k window, taken from the evidence a small model most needs to keep."""
+    return min(REPLY_TOKENS, context_tokens // REPLY_SHARE)
 
 
 def budgets_for(model: str, environ: dict[str, str] | None = None) -> Budgets:

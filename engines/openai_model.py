@@ -45,7 +45,7 @@ from tenacity import (
     wait_random,
 )
 
-from engines._react_text import STOP_SEQUENCES, parse_react, to_text_messages
+from engines._react_text import parse_react
 from engines.errors import (
     ConfigurationError,
     ModelAuthError,
@@ -65,6 +65,7 @@ from engines.model import (
     Usage,
     UserMessage,
 )
+from engines.text_transcript import STOP_SEQUENCES, to_text_messages
 
 log = logging.getLogger(__name__)
 

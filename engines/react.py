@@ -10,7 +10,6 @@ its best diagnosis from what it found so far.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,7 +24,7 @@ from engines._history import History
 from engines._loop import LoopDetector, call_key
 from engines._replay import replay
 from engines._schema import clean_schema
-from engines.budgets import DEFAULT_CONTEXT_TOKENS, REPLY_TOKENS
+from engines.budgets import DEFAULT_CONTEXT_TOKENS, reply_tokens
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.diagnosis import SUBMIT_TOOL, Diagnosis
 from engines.errors import ModelError, TriageError
@@ -58,7 +57,9 @@ from engines.model import (
     Usage,
     UserMessage,
 )
+from engines.short_catalog import asked_for, offered, wants_short_catalog
 from engines.steering import Vocabulary
+from engines.text_transcript import catalog_tokens
 from engines.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -78,11 +79,9 @@ def _prompt_tokens(text: str) -> int:
     return count_tokens(text)
 
 
-def schema_tokens(tools: Sequence[ToolSpec]) -> int:
-    """What the tool schemas cost in every request: they are sent each turn like the
-    prompt, and a catalog of twenty tools is thousands of tokens a budget must count."""
-    return sum(_prompt_tokens(json.dumps([spec.name, spec.description, spec.parameters],
-                                         sort_keys=True)) for spec in tools)
+def _reads_tools_as_text(model: Model) -> bool:
+    """Whether the model is sent its tools as prose (OpenAIModel in text mode says so)."""
+    return bool(getattr(model, "text_mode", False))
 
 
 class ToolRunner(Protocol):
@@ -92,6 +91,8 @@ class ToolRunner(Protocol):
     def names(self) -> tuple[str, ...]: ...
 
     def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    def core_specs(self) -> tuple[ToolSpec, ...]: ...
 
     def describe(self, call: ToolCall) -> str: ...
 
@@ -186,6 +187,7 @@ class _Run:
     diagnosis: Diagnosis | None = None
     loop: LoopDetector = field(default_factory=LoopDetector)
     deadline: asyncio.Timeout | None = None
+    asked_tools: set[str] = field(default_factory=set)  # added to a short catalog on request
 
     async def emit(self, event: Event) -> None:
         await emit(self.sink, event)
@@ -268,7 +270,7 @@ class ReactEngine:
             inbox=inbox,
             sink=sink,
             constraints=constraints if constraints is not None else ConstraintSet(),
-            history=History(self.config.context_tokens - REPLY_TOKENS),
+            history=History(self.config.context_tokens - reply_tokens(self.config.context_tokens)),
             lessons=tuple(lessons),
             step=start_step,
             first_step=start_step,
@@ -327,6 +329,7 @@ class ReactEngine:
         run.step, run.tool_calls = state.last_step, state.tool_calls
         run.loop.seen_calls.update(call_key(name, args) for name, args in state.calls)
         steps = {e.call_id: e.step for e in events if isinstance(e, ObservationReceived)}
+        run.asked_tools |= asked_for(state.calls)
         run.observations.extend(
             (steps.get(m.call_id, run.step), m.name, m.content)
             for m in state.messages if isinstance(m, ToolMessage)
@@ -348,7 +351,7 @@ class ReactEngine:
             if spent >= config.token_budget:
                 run.step -= 1
                 return "token_budget", f"{spent} tokens used of {config.token_budget}"
-            reply = await self._ask(run, (*run.toolset.specs(), SUBMIT_SPEC), final=False)
+            reply = await self._ask(run, self._catalog(run), final=False)
             if run.inbox.stop_requested:
                 await self._take_constraints(run)
                 return "stopped", "a human asked to stop"
@@ -370,9 +373,19 @@ class ReactEngine:
         if waited and run.deadline is not None and run.deadline.when() is not None:
             run.deadline.reschedule((run.deadline.when() or 0.0) + waited)
 
+    def _catalog(self, run: _Run) -> tuple[ToolSpec, ...]:
+        """The tools offered this step: all of them, or the short catalog to a model in text
+        mode or with a window the full schemas would crowd (engines.short_catalog)."""
+        full = run.toolset.specs()
+        if not wants_short_catalog((*full, SUBMIT_SPEC), self.config.context_tokens,
+                                   text_mode=_reads_tools_as_text(run.model)):
+            return (*full, SUBMIT_SPEC)
+        return (*offered(full, run.toolset.core_specs(), run.asked_tools), SUBMIT_SPEC)
+
     async def _ask(self, run: _Run, tools: tuple[ToolSpec, ...], *, final: bool) -> ModelReply:
         system = SystemMessage(prompts.system_prompt(run.constraints.rules, run.lessons))
-        reserved = _prompt_tokens(system.content) + schema_tokens(tools)
+        reserved = _prompt_tokens(system.content) + catalog_tokens(
+            tools, text_mode=_reads_tools_as_text(run.model))
         run.history.compact(reserved)
         request = ModelRequest(
             messages=(system, *run.history.messages),
@@ -419,6 +432,7 @@ class ReactEngine:
         calls = [c for c in reply.tool_calls if c.name != SUBMIT_TOOL]
         submissions = [c for c in reply.tool_calls if c.name == SUBMIT_TOOL]
         observations = await self._run_calls(run, calls)
+        run.asked_tools |= asked_for((c.name, c.arguments) for c in calls)
         for submission in submissions:
             self._submit(run, submission)
             if run.diagnosis is not None:

@@ -2,7 +2,9 @@
 
 Everything that can go wrong in a call becomes an error observation the model can reason
 about; `call` never raises. Read-only results are cached for the investigation, so asking
-twice costs nothing and the loop detector sees the repetition.
+twice costs nothing and the loop detector sees the repetition. The toolset also answers
+`list_tools` (engines.short_catalog): the tools beyond its ranked core, for a model that
+was offered only the core.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from engines.budgets import DEFAULT_BUDGETS
@@ -24,8 +26,10 @@ from engines.errors import (
     TriageError,
 )
 from engines.model import ToolCall, ToolSpec
+from engines.short_catalog import LIST_TOOLS, render_listing, render_page
 from engines.tokens import count_tokens
 from tools._toolkit import RAW_TOKENS, RawOutput
+from tools.catalog import CORE_SIZE, RANKED_TOOLS
 from tools.compress import fit
 from tools.context import ToolContext
 from tools.redact import redact, redact_data
@@ -55,8 +59,14 @@ class Toolset:
         *,
         observation_tokens: int = DEFAULT_BUDGETS.observation_tokens,
         approver: Approver | None = None,
+        ranking: Sequence[str] = RANKED_TOOLS,
+        core_size: int = CORE_SIZE,
     ) -> None:
+        """`ranking` orders the tools by how often they are useful, `core_size` of them
+        make the short catalog (tools.catalog measured both)."""
         self._tools = {t.name: t for t in tools}
+        self._rank = {name: index for index, name in enumerate(ranking)}
+        self.core_size = core_size
         self.context = context
         self.observation_tokens = observation_tokens
         self._approver = approver
@@ -79,7 +89,16 @@ class Toolset:
             and (t.read_only or not constraints.writes_forbidden)
         )
 
+    def core_specs(self) -> tuple[ToolSpec, ...]:
+        """The short catalog's tools: the best ranked of those offered now (a banned core
+        tool gives its place to the next one), unranked tools last."""
+        specs = sorted(self.specs(), key=lambda s: self._rank.get(s.name, len(self._rank)))
+        return tuple(specs[: self.core_size])
+
     def describe(self, call: ToolCall) -> str:
+        if call.name == LIST_TOOLS:
+            name = (call.arguments or {}).get("name")
+            return f"Reading the description of {name}" if name else "Listing more tools"
         tool = self._tools.get(call.name)
         if tool is None:
             return f"{call.name} (unknown tool)"
@@ -88,6 +107,8 @@ class Toolset:
     async def call(self, call: ToolCall) -> ToolResult:
         started = time.perf_counter()
         try:
+            if call.name == LIST_TOOLS:
+                return self._list(call, started)
             tool, arguments = self._admit(call)
             key = f"{tool.name}:{json.dumps(arguments, sort_keys=True, default=str)}"
             if tool.read_only and key in self._cache:
@@ -105,6 +126,28 @@ class Toolset:
             return self._error(f"{exc} (fix the arguments and call again)", started)
         except ToolError as exc:
             return self._error(str(exc), started)
+
+    def _list(self, call: ToolCall, started: float) -> ToolResult:
+        """`list_tools`: the tools beyond the core in one line each, or one tool's page. It
+        is the model's catalog, not evidence: never cut to the observation budget."""
+        arguments = call.arguments
+        if arguments is None or set(arguments) - {"name"}:
+            raise ToolRetryError(f"{LIST_TOOLS} takes only an optional name, got "
+                                 f"{call.raw_arguments[:200] or arguments!r}")
+        offered = {spec.name: spec for spec in self.specs()}
+        name = arguments.get("name")
+        if name is None:
+            core = {spec.name for spec in self.core_specs()}
+            text = render_listing([s for s in offered.values() if s.name not in core])
+        elif not isinstance(name, str) or name not in offered:
+            if isinstance(name, str) and name in self._tools:
+                raise ConstraintViolationError(f"{name} is not allowed in this investigation")
+            known = ", ".join(sorted(offered))
+            raise ToolRetryError(f"there is no tool named {name!r}; the tools are: {known}")
+        else:
+            text = render_page(offered[name])
+        return ToolResult("success", text, None, None, count_tokens(text), False,
+                          time.perf_counter() - started)
 
     def _admit(self, call: ToolCall) -> tuple[Tool, dict[str, Any]]:
         """Check a call against the registry and the constraints in force."""

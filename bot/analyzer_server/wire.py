@@ -4,6 +4,11 @@ The server is stateless: everything the analyzer knows comes from the request, a
 LLM. The report and clock come from the incident message, the constraints in force and the
 lessons from the system prompt, the observations from the tool messages' text. Nothing
 travels beside the conversation, so a conversation replayed gives the same answer.
+
+A conversation in the text ReAct format (a client driving a model without tool calling)
+is read back with engines.text_transcript: the tools from the system prompt's tool
+section, the calls from the `Action:` lines, the observations from the user turns; and
+answered in the same format, as text.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from engines.model import (
     ToolSpec,
     UserMessage,
 )
+from engines.text_transcript import is_text_conversation, read_text_messages, render_reply
 from engines.tokens import count_tokens
 
 ERROR_PREFIX = "ERROR:"  # how the toolset starts a failed call's observation
@@ -42,6 +48,14 @@ def _text(content: Any) -> str:
         return "".join(str(part.get("text", "")) for part in content
                        if isinstance(part, Mapping) and part.get("type") == "text")
     return ""
+
+
+def conversation(body: Mapping[str, Any]) -> tuple[tuple[Message, ...], tuple[ToolSpec, ...]]:
+    """The messages and the offered tools of a chat request, native or text ReAct."""
+    raw = body["messages"]
+    if not body.get("tools") and is_text_conversation(raw):
+        return read_text_messages(raw)
+    return messages_from_chat(raw), _tools(body.get("tools") or [])
 
 
 def _call(raw: Mapping[str, Any]) -> ToolCall:
@@ -89,8 +103,7 @@ def _tools(raw: Sequence[Mapping[str, Any]]) -> tuple[ToolSpec, ...]:
 
 def request_from_chat(body: Mapping[str, Any]) -> ModelRequest:
     """The ModelRequest an in-process engine would have built for this conversation."""
-    messages = messages_from_chat(body["messages"])
-    tools = _tools(body.get("tools") or [])
+    messages, tools = conversation(body)
     if body.get("tool_choice") == "none":
         tools = ()
     system = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
@@ -114,16 +127,22 @@ def request_from_chat(body: Mapping[str, Any]) -> ModelRequest:
     )
 
 
-def completion_body(reply: ModelReply, model: str, prompt_tokens: int) -> dict[str, Any]:
-    """A chat completion as the API returns it, with usage counted as a server would."""
+def completion_body(reply: ModelReply, model: str, prompt_tokens: int, *,
+                    text: bool = False) -> dict[str, Any]:
+    """A chat completion as the API returns it, with usage counted as a server would;
+    `text`: the turn written in the text ReAct format, as a model without tool calling."""
     calls: list[dict[str, Any]] = [{"id": call.id, "type": "function",
               "function": {"name": call.name, "arguments": call.raw_arguments
                            or json.dumps(call.arguments or {}, sort_keys=True)}}
              for call in reply.tool_calls]
     message: dict[str, Any] = {"role": "assistant", "content": reply.thought or None}
+    if text:  # a turn without calls (a reflection) is its prose alone
+        message["content"] = render_reply(reply.thought, reply.tool_calls) \
+            if reply.tool_calls else reply.thought
+        calls = []
     if calls:
         message["tool_calls"] = calls
-    completion_tokens = count_tokens(reply.thought + "".join(
+    completion_tokens = count_tokens((message["content"] or "") + "".join(
         c["function"]["name"] + c["function"]["arguments"] for c in calls))
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",

@@ -21,9 +21,26 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=8089, help="port (0: any free port)")
+    parser.add_argument("--context-tokens", type=_window, default=None, metavar="N",
+                        help="the context window to declare: longer prompts are refused "
+                             "(default: TRIAGE_CONTEXT_TOKENS, else 32768)")
+    parser.add_argument("--text-only", action="store_true",
+                        help="refuse `tools`, as a model without tool calling does: clients "
+                             "fall back to the text ReAct format, which it answers")
     parser.set_defaults(handler=run)
 
 
+def _window(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens") from None
+    if value < 4_096:
+        raise argparse.ArgumentTypeError(f"{value} is too small: at least 4096")
+    return value
+
+
 async def run(args: argparse.Namespace) -> int:
-    await serve(args.host, args.port)
+    await serve(args.host, args.port, context_tokens=args.context_tokens,
+                text_only=args.text_only)
     return 0

@@ -43,7 +43,8 @@ from engines.analyzer.rejections import parse_rejections
 from engines.analyzer.scope import Scope, build_scope
 from engines.analyzer.transcript import Transcript, read_transcript
 from engines.diagnosis import SUBMIT_TOOL
-from engines.model import ModelReply, ModelRequest, ToolCall, UserMessage
+from engines.model import ModelReply, ModelRequest, ToolCall, ToolSpec, UserMessage
+from engines.short_catalog import LIST_TOOLS, read_listing
 
 LAST_TURN = 8  # submit by this turn of an attempt whatever happens: the step budget
 
@@ -102,7 +103,7 @@ def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candi
 def decide(request: ModelRequest) -> ModelReply:
     """One turn: the next calls, or the diagnosis."""
     transcript, facts, scope, ranked, doubted = analyse(request)
-    specs = {spec.name: spec for spec in request.tools}
+    specs = _known_tools(request.tools, transcript)
     stopped = request.constraint_set.stop_requested
     turn = transcript.turns + 1  # steps of this attempt (a Reflexion retry starts afresh)
     must_submit = request.final or stopped or not (set(specs) - {SUBMIT_TOOL}) or \
@@ -122,6 +123,17 @@ def decide(request: ModelRequest) -> ModelReply:
     call = ToolCall(f"analyzer_{request.step}_submit", SUBMIT_TOOL, arguments,
                     json.dumps(arguments, sort_keys=True))
     return ModelReply(thought, (call,))
+
+
+def _known_tools(offered: Sequence[ToolSpec], transcript: Transcript) -> dict[str, ToolSpec]:
+    """The tools offered, and those a `list_tools` answer named (a short catalog): any of
+    them may be called by name."""
+    specs = {spec.name: spec for spec in offered}
+    for observation in transcript.observations:
+        if observation.tool == LIST_TOOLS and observation.status == "success":
+            for spec in read_listing(observation.content):
+                specs.setdefault(spec.name, spec)
+    return specs
 
 
 def _plan(box: Toolbox, transcript: Transcript, facts: Facts, scope: Scope,

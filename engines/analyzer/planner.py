@@ -24,6 +24,7 @@ from engines.analyzer.facts import ROLLING, Facts, Ref
 from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Transcript
 from engines.model import ToolSpec
+from engines.short_catalog import LIST_TOOLS
 
 MAX_CALLS = 12
 
@@ -77,6 +78,7 @@ def survey(box: Toolbox) -> None:
     box.call(t.EVENTS, {"type": "Warning", "limit": 40}, "read recent warning events")
     box.call(t.NODES, {"problems_only": True}, "check for node problems")
     box.call(t.LOG_PATTERNS, {"since": "1h", "limit": 15}, "see which errors are logged")
+    box.call(LIST_TOOLS, {}, "see which other tools there are")  # offered: a short catalog
 
 
 def focus_targets(facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> list[Ref]:

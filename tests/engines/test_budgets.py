@@ -15,7 +15,7 @@ from engines.budgets import (
 )
 from engines.errors import ConfigurationError
 from engines.model import ToolSpec
-from engines.react import schema_tokens
+from engines.short_catalog import schema_tokens
 
 
 def test_known_models_by_longest_prefix() -> None:

@@ -47,6 +47,8 @@ def _spelling(test: str, packages: tuple[str, ...] = PACKAGES) -> set[str]:
     ("The previous diagnosis", "engines/diagnosis.py"),
     ("was rejected", "engines/diagnosis.py"),
     ("observation elided", "engines/_history.py"),
+    ("list_tools", "engines/short_catalog.py"),
+    ("Observation from", "engines/text_transcript.py"),
 ])
 def test_a_shared_string_is_spelled_only_by_its_owner(text: str, owner: str) -> None:
     assert _spelling(text) == {owner}

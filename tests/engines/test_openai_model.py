@@ -399,8 +399,8 @@ async def test_text_mode_renders_the_transcript(server: FakeOpenAIServer) -> Non
         "Action: k8s_list_pods\nAction Input: {oops")
     assert messages[3]["content"] == (
         "Observation from k8s_list_pods:\ncheckout-1 OOMKilled\n\n"
-        "Observation from k8s_list_pods (error):\nnot valid JSON\n\n"
-        "CONSTRAINT: stay out of kube-system")
+        "Observation from k8s_list_pods (error):\nnot valid JSON\n\n---\n\n"
+        "CONSTRAINT: stay out of kube-system")  # set off: no part of the observation
 
 
 async def test_text_mode_usage_is_reported(server: FakeOpenAIServer) -> None:

@@ -7,13 +7,9 @@ from typing import Any
 
 import pytest
 
-from engines._react_text import (
-    loads_lenient,
-    parse_react,
-    render_action,
-    render_tool_instructions,
-)
+from engines._react_text import loads_lenient, parse_react
 from engines.model import ToolCall, ToolSpec
+from engines.text_transcript import render_action, render_tool_instructions
 
 PODS = ToolSpec("k8s_list_pods", "List pods.",
                 {"type": "object", "properties": {"namespace": {"type": "string"}}})
