@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from bot.evaluation import scenario_refs
-from engines.constraints import ConstraintSet, parse_constraint
+from engines.constraints import ConstraintSet
 from engines.model import ToolCall
 from engines.short_catalog import LIST_TOOLS, read_listing
+from engines.steering import Vocabulary, read_reply
 from tests.bench.bench_tools import measure
 from tools.catalog import ALL_TOOLS, CORE_SIZE, CORE_TOOLS, RANKED_TOOLS, TOOL_USE, rank
 from tools.context import ToolContext
@@ -20,7 +21,9 @@ SCENARIO = load_scenario("checkout-oom")
 def toolset(*rules: str) -> Toolset:
     constraints = ConstraintSet()
     for rule in rules:
-        constraints.add(parse_constraint(rule, known_tools=[t.name for t in ALL_TOOLS]))
+        vocab = Vocabulary.of(tools=[t.name for t in ALL_TOOLS])
+        for constraint in read_reply(rule, vocab).constraints:
+            constraints.add(constraint)
     context = ToolContext(now=SCENARIO.now, sources=sandbox_sources(SCENARIO),
                           constraints=constraints)
     return Toolset(ALL_TOOLS, context)
