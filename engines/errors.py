@@ -45,6 +45,23 @@ class BackendError(TriageError):
     """A data source (cluster, logs, metrics) failed; tools turn this into an observation."""
 
 
+class BackendUnavailableError(BackendError):
+    """A data source did not answer, or answered that it cannot now (unreachable, timed out,
+    connection reset, 5xx, 429): the same request may well succeed in a moment, so the
+    toolset retries it before the model sees it. `source` names the source that failed, as
+    `Sources` names it ("cluster", "logs", "metrics"), so that a source that stays down can
+    be read another way."""
+
+    def __init__(self, message: str, *, source: str) -> None:
+        super().__init__(message)
+        self.source = source
+
+
+class BackendQueryError(BackendError):
+    """The backend refused the request itself (a 400: a query it cannot parse, a field
+    selector it does not support): retrying cannot help, fixing the arguments can."""
+
+
 class ToolError(TriageError):
     """A tool failed for good; the message is what the model is shown."""
 

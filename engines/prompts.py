@@ -60,7 +60,8 @@ _RULES = """\
 - Every claim rests on what a tool returned. Evidence quotes are copied verbatim from \
 observations (exact text, names and numbers), each with the tool that returned it. Never \
 invent or paraphrase a quote.
-- A tool error is information: read it, fix the arguments or use another tool.
+- A tool error is information: read it, fix the arguments or use another tool. When it \
+says a source is down, leave that source's tools and read the same thing the way it suggests.
 - Obey the humans' constraints at once and until the end of the investigation.
 - Never read secrets. Never change anything unless a tool allows it and a human approves."""
 

@@ -31,7 +31,9 @@ class ToolResult:
     """The one envelope every tool call returns.
 
     `text` is what the model reads (compressed and redacted), `data` the structured result
-    behind it, `raw_tokens` what the uncompressed output would have cost (for the figures).
+    behind it, `raw_tokens` what the uncompressed output would have cost (for the figures),
+    `attempts` how many times the call ran (more than one: a transient backend failure was
+    retried; an error's text says so too).
     """
 
     status: Literal["success", "error"]
@@ -41,6 +43,7 @@ class ToolResult:
     raw_tokens: int = 0
     cached: bool = False
     seconds: float = 0.0
+    attempts: int = 1
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -5,6 +5,13 @@ about; `call` never raises. Read-only results are cached for the investigation, 
 twice costs nothing and the loop detector sees the repetition. The toolset also answers
 `list_tools` (engines.short_catalog): the tools beyond its ranked core, for a model that
 was offered only the core.
+
+A failure falls back in three levels. A transient backend failure (unreachable, timed
+out, reset, 5xx, 429) is retried with the same arguments, within the tool's timeout,
+before the model sees it (tools.retry). An argument error, the model's own or a query the
+backend refused (400), goes back to the model to fix. A source that stays down gets an
+outage note naming the tools that read the same thing another way (tools.fallback, the
+table in tools.catalog).
 """
 
 from __future__ import annotations
@@ -13,13 +20,15 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from engines.budgets import DEFAULT_BUDGETS
 from engines.constraints import source_of
 from engines.errors import (
     ApprovalDeniedError,
+    BackendQueryError,
+    BackendUnavailableError,
     ConstraintViolationError,
     ToolError,
     ToolRetryError,
@@ -29,11 +38,13 @@ from engines.model import ToolCall, ToolSpec
 from engines.short_catalog import LIST_TOOLS, render_listing, render_page
 from engines.tokens import count_tokens
 from tools._toolkit import RAW_TOKENS, RawOutput
-from tools.catalog import CORE_SIZE, RANKED_TOOLS
+from tools.catalog import CORE_SIZE, FALLBACKS, RANKED_TOOLS, READS
 from tools.compress import fit
 from tools.context import ToolContext
+from tools.fallback import Fallback, outage_note
 from tools.redact import redact, redact_data
 from tools.registry import Tool, ToolResult
+from tools.retry import DEFAULT_RETRY, Attempts, BackendRetry, retried
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +72,8 @@ class Toolset:
         approver: Approver | None = None,
         ranking: Sequence[str] = RANKED_TOOLS,
         core_size: int = CORE_SIZE,
+        retry: BackendRetry = DEFAULT_RETRY,
+        fallbacks: Mapping[str, Fallback] = FALLBACKS,
     ) -> None:
         """`ranking` orders the tools by how often they are useful, `core_size` of them
         make the short catalog (tools.catalog measured both)."""
@@ -70,6 +83,8 @@ class Toolset:
         self.context = context
         self.observation_tokens = observation_tokens
         self._approver = approver
+        self._retry = retry
+        self._fallbacks = fallbacks
         self._cache: dict[str, ToolResult] = {}
 
     @property
@@ -125,7 +140,7 @@ class Toolset:
         except ToolRetryError as exc:
             return self._error(f"{exc} (fix the arguments and call again)", started)
         except ToolError as exc:
-            return self._error(str(exc), started)
+            return self._error(str(exc), started, getattr(exc, "attempts", 1))
 
     def _list(self, call: ToolCall, started: float) -> ToolResult:
         """`list_tools`: the tools beyond the core in one line each, or one tool's page. It
@@ -189,11 +204,26 @@ class Toolset:
             raise ApprovalDeniedError(f"a human declined {tool.one_line(arguments)}")
 
     async def _run(self, tool: Tool, arguments: dict[str, Any], started: float) -> ToolResult:
+        attempts = Attempts()
         try:
             async with asyncio.timeout(tool.timeout):
-                data = await tool.run(self.context, arguments)
+                data = await retried(lambda: tool.run(self.context, arguments), self._retry,
+                                     budget=tool.timeout, attempts=attempts, label=tool.name)
         except TimeoutError:
-            raise ToolError(f"{tool.name} timed out after {tool.timeout:g}s") from None
+            message = f"{tool.name} timed out after {tool.timeout:g}s"
+            if attempts.last is not None:  # it was already retrying a source that is down
+                message += (f" and {attempts.count} attempts; the last failure: "
+                            f"{attempts.last}")
+            raise _SourceDownError(self._with_outage(message, attempts.last, arguments),
+                                   attempts.count) from None
+        except BackendUnavailableError as exc:
+            tried = f" after {attempts.count} attempts" if attempts.count > 1 else ""
+            took = time.perf_counter() - started
+            message = f"{tool.name} failed{tried} in {took:.1f}s: {exc}"
+            raise _SourceDownError(self._with_outage(message, exc, arguments),
+                                   attempts.count) from None
+        except (ToolRetryError, BackendQueryError) as exc:  # the model can fix the call
+            raise ToolRetryError(f"{tool.name}: {redact(str(exc))}") from None
         except TriageError as exc:
             raise ToolError(f"{tool.name} failed: {redact(str(exc))}") from None
         except Exception as exc:  # a tool bug must not end the investigation
@@ -206,9 +236,16 @@ class Toolset:
             data = dict(data)
             raw = data.pop(RAW_TOKENS)
         data, text, raw_tokens = await asyncio.to_thread(self._render, data, raw)
-        return ToolResult(
-            "success", text, data, None, raw_tokens, False, time.perf_counter() - started
-        )
+        return ToolResult("success", text, data, None, raw_tokens, False,
+                          time.perf_counter() - started, attempts.count)
+
+    def _with_outage(self, message: str, error: BackendUnavailableError | None,
+                     arguments: dict[str, Any]) -> str:
+        """The message, and the outage note of the source that stayed down, if it has one."""
+        fallback = self._fallbacks.get(error.source) if error is not None else None
+        if fallback is None:
+            return message
+        return f"{message}\n{outage_note(fallback, arguments, READS, self.specs())}"
 
     def _render(self, data: Any, raw: RawOutput | None) -> tuple[Any, str, int]:
         """Mask and render a result, and count what the raw output would have cost: pure CPU
@@ -219,8 +256,15 @@ class Toolset:
         return masked, text, (raw.tokens() if raw is not None else 0) or whole
 
     @staticmethod
-    def _error(message: str, started: float) -> ToolResult:
+    def _error(message: str, started: float, attempts: int = 1) -> ToolResult:
         text = f"ERROR: {redact(message)}"
-        return ToolResult(
-            "error", text, None, text, count_tokens(text), False, time.perf_counter() - started
-        )
+        return ToolResult("error", text, None, text, count_tokens(text), False,
+                          time.perf_counter() - started, attempts)
+
+
+class _SourceDownError(ToolError):
+    """A call whose source stayed unavailable (or slow) through its attempts."""
+
+    def __init__(self, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.attempts = attempts

@@ -33,6 +33,7 @@ from engines.analyzer.planner import (
     follow,
     hints,
     settled,
+    suggested,
     survey,
     sweep,
 )
@@ -143,6 +144,7 @@ def _plan(box: Toolbox, transcript: Transcript, facts: Facts, scope: Scope,
         survey(box)
         if box.calls:
             return narrate.survey_thought(report, scope.symptoms)
+    suggested(box)
     if not transcript.called_tool(SIGNALS) and sweep(box, facts, scope, ranked):
         return narrate.sweep_thought(len(box.calls))
     targets = focus_targets(facts, scope, ranked)

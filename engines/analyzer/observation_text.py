@@ -7,6 +7,8 @@ from typing import Any
 
 import yaml
 
+from tools.fallback import Outage, read_outage
+
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CUT_NOTE = re.compile(r"\n\[… \d+ more tokens cut to fit the observation budget\]$")
 _MAX_DROPPED_LINES = 40
@@ -29,3 +31,10 @@ def parse_observation(text: str) -> Any:
         except yaml.YAMLError:
             continue
     return None
+
+
+def parse_outage(text: str) -> Outage | None:
+    """The outage note of an error observation (its source stayed down after the retries):
+    the tools that fail alike and the calls that read the same thing another way. None for
+    a result, or an error with no such note."""
+    return read_outage(text) if text.startswith("ERROR:") else None

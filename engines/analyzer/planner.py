@@ -31,7 +31,8 @@ MAX_CALLS = 12
 
 @dataclass(slots=True)
 class Toolbox:
-    """The offered tools and the calls this step will make."""
+    """The offered tools and the calls this step will make. A tool an outage note reported
+    down (its source stayed unreachable) is not called again in this investigation."""
 
     specs: Mapping[str, ToolSpec]
     transcript: Transcript
@@ -39,7 +40,15 @@ class Toolbox:
     calls: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
 
     def offers(self, name: str) -> bool:
-        return name in self.specs
+        return name in self.specs and not self.down(name)
+
+    def down(self, name: str) -> bool:
+        return any(name in outage.down for outage in self.transcript.outages)
+
+    def instead(self, name: str) -> frozenset[str]:
+        """The tools the outage notes name as reading what `name`'s source holds."""
+        return frozenset(s.tool for o in self.transcript.outages if name in o.down
+                         for s in o.suggestions)
 
     def asked(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """Whether this question (tool and identity arguments) was already asked."""
@@ -49,7 +58,7 @@ class Toolbox:
     def call(self, name: str, arguments: Mapping[str, Any], why: str = "") -> bool:
         """Queue a call if it is allowed and new; True when queued."""
         spec = self.specs.get(name)
-        if spec is None or len(self.calls) >= MAX_CALLS:
+        if spec is None or len(self.calls) >= MAX_CALLS or self.down(name):
             return False
         known = set((spec.parameters or {}).get("properties") or {})
         args = {k: v for k, v in arguments.items() if k in known and v is not None}
@@ -150,7 +159,8 @@ def neighbours(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candid
 
 
 def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
-    """Step two: each target in depth, and its namespace's logs, services and limits."""
+    """Step two: each target in depth, and its namespace's logs (the pods' own when the log
+    store is down), services and limits."""
     namespaces: list[str] = []
     for ref in targets:
         ns, name = ref.namespace, ref.name
@@ -171,26 +181,69 @@ def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
                  and w.desired and w.ready is not None and w.ready < w.desired]
         if short:
             box.call(t.QUOTAS, {"namespace": ns}, f"quotas in {ns}")
+    pod_logs_instead(box, facts, targets)
+
+
+PODS_READ = 4  # pods of one workload whose own logs are read while the log store is down
+
+
+def suggested(box: Toolbox) -> None:
+    """Follow the outage notes: every call they suggest that has all the arguments it needs
+    (a down source's question asked of another source)."""
+    for outage in box.transcript.outages:
+        for suggestion in outage.suggestions:
+            if not suggestion.missing:
+                box.call(suggestion.tool, suggestion.arguments,
+                         f"read with {suggestion.tool} what a source that is down holds")
+
+
+def pod_logs_instead(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
+    """The log store is down and its outage note suggests the pods' own logs: read those of
+    each target's pods, as one would run `kubectl logs` pod by pod (the store's patterns
+    covered every pod at once; the least healthy pod's log may say nothing). The least
+    healthy one is read at once; the others once known, from the pods the workload's
+    metrics saw or, without metrics, from listing the namespace's pods."""
+    if t.POD_LOGS not in box.instead(t.LOG_PATTERNS):
+        return
+    for ref in targets:
+        if ref.kind not in (*ROLLING, *t.BATCH):
+            continue
+        ns = ref.namespace
+        box.call(t.POD_LOGS, {"namespace": ns, "pod": ref.name},
+                 f"read {ref.name}'s own log, the log store being down")
+        known = {p.name: p for p in facts.pods.values() if p.namespace == ns
+                 and facts.workload_of_pod(ns, p.name) == ref}
+        signals = facts.signals_of(ref)
+        seen = signals.source.data.get("pods_seen") if signals and signals.source else None
+        names = list(dict.fromkeys([*known, *(str(n) for n in seen or ())]))
+        if not names and not box.offers(t.SIGNALS):
+            box.call(t.PODS, {"namespace": ns}, f"list the pods of {ref.name}")
+        names.sort(key=lambda n: (-(known[n].restarts if n in known else 0), n))
+        for name in names[:PODS_READ]:
+            box.call(t.POD_LOGS, {"namespace": ns, "pod": name},
+                     f"read {name}'s own log, the log store being down")
 
 
 def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
           ranked: Sequence[Candidate] = ()) -> None:
     """Checks that no single candidate asks for, but that the facts call for: the named
     workload's own log when the log store says nothing about it, what changed in the
-    workloads it calls, network policies where calls fail, what runs on a sick node, the
-    metrics of the report's other workloads when no lead stands out, who else uses the
-    nodes' CPU when a workload slows unthrottled (and what changed in the hungriest), the
-    events of pods that stay Pending."""
+    workloads it calls (and their own logs when the log store is down), network policies
+    where calls fail, what runs on a sick node, the metrics of the report's other workloads
+    when no lead stands out, who else uses the nodes' CPU when a workload slows unthrottled
+    (and what changed in the hungriest), the events of pods that stay Pending."""
     for ref in targets[:2]:
         logged = any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns)
         if not logged and ref.kind in ROLLING:
             box.call(t.POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
                      f"read {ref.name}'s own log")
-    for callee in _callees(facts, targets[:2])[:2]:  # one hop down the call chain
+    callees = _callees(facts, targets[:2])[:2]
+    for callee in callees:  # one hop down the call chain
         box.call(t.ROLLOUT, {"namespace": callee.namespace, "workload": callee.name},
                  f"what changed in {callee.name}, which {targets[0].name} calls")
         box.call(t.SIGNALS, {"namespace": callee.namespace, "workload": callee.name,
                              "since": "3h"}, f"read {callee.name}'s metrics")
+    pod_logs_instead(box, facts, callees)  # the log store would have shown theirs too
     namespaces = {r.namespace for r in targets} | set(scope.namespaces)
     troubled: set[str] = set()
     for seen in sightings(facts, scope, CONNECT + DNS):

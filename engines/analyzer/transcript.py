@@ -15,8 +15,9 @@ from typing import Any
 
 from engines._history import ELIDED_PREFIX
 from engines._loop import call_key
-from engines.analyzer.observation_text import parse_observation
+from engines.analyzer.observation_text import parse_observation, parse_outage
 from engines.model import AssistantMessage, Message, ToolMessage, UserMessage
+from tools.fallback import Outage
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,8 @@ class Transcript:
     user_texts: tuple[str, ...] = ()
     turns: int = 0
     calls_made: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    outages: tuple[Outage, ...] = ()
+    """What the outage notes of error observations said: sources down, other ways to read."""
 
     def called(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """Whether this exact call was already made (the engine counts a repeat as a loop)."""
@@ -66,6 +69,7 @@ def read_transcript(messages: Sequence[Message]) -> Transcript:
     observations: list[Observation] = []
     users: list[str] = []
     made: list[tuple[str, Mapping[str, Any]]] = []
+    outages: list[Outage] = []
     turns = 0
     for message in messages:
         if isinstance(message, AssistantMessage):
@@ -82,7 +86,10 @@ def read_transcript(messages: Sequence[Message]) -> Transcript:
                 status=message.status, data=parse_observation(message.content) if ok else None,
                 index=len(observations),
             ))
+            if not ok and (outage := parse_outage(message.content)) is not None:
+                outages.append(outage)
         elif isinstance(message, UserMessage):
             users.append(message.content)
-    return Transcript(tuple(observations), frozenset(keys), tuple(users), turns, tuple(made))
+    return Transcript(tuple(observations), frozenset(keys), tuple(users), turns, tuple(made),
+                      tuple(outages))
 

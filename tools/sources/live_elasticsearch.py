@@ -37,14 +37,16 @@ from elasticsearch import (
 from elasticsearch import ConnectionError as EsConnectionError
 from elasticsearch import ConnectionTimeout as EsConnectionTimeout
 
-from engines.errors import BackendError
+from engines.errors import BackendError, BackendQueryError
 from tools.scenarios import flatten, parse_time
 from tools.sources.base import LogHits, LogQuery, LogRecord
+from tools.sources.transient import failure
 
 DEFAULT_INDEX = "logs-*"
 MAX_SAMPLE = 5000  # documents one search may return (within index.max_result_window)
 _FULL_SOURCE_UP_TO = 200  # larger samples fetch only the fields a LogRecord holds
 _MAX_BUCKETS = 20_000  # below search.max_buckets (65,536)
+SOURCE = "logs"  # the `Sources` field this source fills, named by its errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +111,9 @@ class ElasticsearchLogs:
         timeout: float = 15.0,
     ) -> ElasticsearchLogs:
         """A source with its own client: API key wins over basic auth; CA bundle optional."""
-        options: dict[str, Any] = {"request_timeout": timeout, "max_retries": 1,
+        # No retries in the client: the toolset retries transient failures itself, within
+        # the tool's time budget, and says so in the observation (tools.retry).
+        options: dict[str, Any] = {"request_timeout": timeout, "max_retries": 0,
                                    "retry_on_timeout": False}
         if api_key:
             options["api_key"] = api_key
@@ -157,7 +161,7 @@ class ElasticsearchLogs:
         first = epoch + step * ((query.start - epoch) // step)  # date_histogram's alignment
         buckets = int((query.end - first) // step) + 1
         if buckets > _MAX_BUCKETS:
-            raise BackendError(f"{buckets} buckets is too many; use a longer interval")
+            raise BackendQueryError(f"{buckets} buckets is too many; use a longer interval")
         histogram = {"date_histogram": {
             "field": self.fields.timestamp, "fixed_interval": f"{interval_seconds}s",
             "min_doc_count": 0,
@@ -339,19 +343,21 @@ class ElasticsearchLogs:
             raise BackendError(f"not found at {self.url}: {_reason(exc)} (check the URL "
                                f"and TRIAGE_LOG_INDEX={self.index})") from None
         except BadRequestError as exc:
-            raise BackendError(f"Elasticsearch rejected the query: {_reason(exc)}") from None
-        except ApiError as exc:
-            raise BackendError(f"Elasticsearch error {exc.meta.status}: {_reason(exc)}") from None
-        except EsConnectionTimeout:
-            raise BackendError(f"Elasticsearch at {self.url} timed out") from None
+            raise BackendQueryError(f"Elasticsearch rejected the query: {_reason(exc)}") from None
+        except ApiError as exc:  # 5xx and 429 are worth a retry (tools.sources.transient)
+            raise failure(f"Elasticsearch error {exc.meta.status}: {_reason(exc)}", exc,
+                          source=SOURCE) from None
+        except EsConnectionTimeout as exc:
+            raise failure(f"Elasticsearch at {self.url} timed out", exc, source=SOURCE) from None
         except SSLError as exc:
             raise BackendError(f"TLS with Elasticsearch at {self.url} failed (check "
                                f"ELASTICSEARCH_CA_CERTS): {exc.message}") from None
         except EsConnectionError as exc:
-            raise BackendError(f"cannot reach Elasticsearch at {self.url}: "
-                               f"{_connection_reason(exc)}") from None
+            raise failure(f"cannot reach Elasticsearch at {self.url}: "
+                          f"{_connection_reason(exc)}", exc, source=SOURCE) from None
         except TransportError as exc:
-            raise BackendError(f"Elasticsearch at {self.url} failed: {exc.message}") from None
+            raise failure(f"Elasticsearch at {self.url} failed: {exc.message}", exc,
+                          source=SOURCE) from None
         return response.body if hasattr(response, "body") else response
 
 

@@ -29,9 +29,10 @@ from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config import ConfigException, load_incluster_config, load_kube_config
 
-from engines.errors import BackendError
+from engines.errors import BackendError, BackendQueryError, BackendUnavailableError
 from tools.sources.base import KubeObject
 from tools.sources.kube_api import POD_LOG, KubeResource, resource_for
+from tools.sources.transient import failure, transient_status
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ _PAGE = 500  # objects per list request; big clusters are read in pages
 _MAX_OBJECTS = 20_000  # a list stops here rather than exhaust memory
 _MAX_LOG_BYTES = 8 * 2**20
 _USER = re.compile(r'User "([^"]+)" cannot')
+SOURCE = "cluster"  # the `Sources` field this source fills, named by its errors
 
 Query = list[tuple[str, str]]
 
@@ -305,14 +307,14 @@ class KubernetesCluster:
                                           _request_timeout=self._timeout)
             data = response.read()
         except ApiException as exc:  # the client wraps TLS failures as status 0
-            raise BackendError(
+            raise failure(
                 f"TLS with the Kubernetes API server at {self.server} failed (check the CA "
-                f"of the kubeconfig cluster): {str(exc.reason).splitlines()[-1]}"
-            ) from None
-        except urllib3.exceptions.HTTPError as exc:
-            raise BackendError(
-                f"cannot reach the Kubernetes API server at {self.server}: {_reason(exc)}"
-            ) from None
+                f"of the kubeconfig cluster): {str(exc.reason).splitlines()[-1]}", exc,
+                source=SOURCE) from None
+        except urllib3.exceptions.HTTPError as exc:  # refused, reset, timed out: retried
+            raise failure(
+                f"cannot reach the Kubernetes API server at {self.server}: {_reason(exc)}", exc,
+                source=SOURCE) from None
         if not 200 <= response.status < 300:
             raise _HttpStatus(response.status, _status_message(data) or str(response.reason))
         return bytes(data or b"")
@@ -334,7 +336,7 @@ class KubernetesCluster:
         invalid container, a previous instance that does not exist) and passes as is.
         """
         if exc.status == 400:
-            return BackendError(exc.message)
+            return BackendQueryError(exc.message)
         plural, _, sub = resource.partition("/")
         what = f"the {sub} of {plural.removesuffix('s')} {name}" if sub else (
             f"{plural}/{name}" if name else plural)
@@ -354,13 +356,16 @@ class KubernetesCluster:
             )
         if exc.status == 404:
             return BackendError(f"not found: {what}{where} ({exc.message})")
-        return BackendError(f"Kubernetes API error {exc.status} on {verb} {what}{where}: "
-                            f"{exc.message}")
+        message = f"Kubernetes API error {exc.status} on {verb} {what}{where}: {exc.message}"
+        if transient_status(exc.status):  # overloaded, restarting, rate limited: retried
+            return BackendUnavailableError(message, source=SOURCE)
+        return BackendError(message)
 
 
 def _client(configuration: Configuration) -> ApiClient:
-    """An ApiClient that fails fast: one retry, so a dead server is reported in seconds."""
-    configuration.retries = 1
+    """An ApiClient that fails fast: no retry of its own, so a dead server is reported in
+    seconds; the toolset retries transient failures within the tool's budget (tools.retry)."""
+    configuration.retries = 0
     return ApiClient(configuration)
 
 

@@ -23,23 +23,25 @@ from typing import Any
 
 import httpx
 
-from engines.errors import BackendError
+from engines.errors import BackendError, BackendQueryError, BackendUnavailableError
 from tools.sources.base import PromQL, QueryResult, Sample, Series, family_of, sample_type
+from tools.sources.transient import failure, transient_status
 
 MAX_POINTS = 1100  # per series; Prometheus itself refuses more than 11,000
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _NAMES_TTL = 300.0  # seconds a cached list of metric names is trusted
+SOURCE = "metrics"  # the `Sources` field this source fills, named by its errors
 
 
 def selector(metric: str, matchers: Mapping[str, str]) -> str:
     """`metric` and matchers as a PromQL selector; a value starting with `~` is `=~`."""
     if not _NAME.match(metric):
-        raise BackendError(f"invalid metric name {metric!r}")
+        raise BackendQueryError(f"invalid metric name {metric!r}")
     parts = [f"__name__={_quote(metric)}"]
     for label, value in matchers.items():
         if not _LABEL.match(label) or label == "__name__":
-            raise BackendError(f"invalid label name {label!r}")
+            raise BackendQueryError(f"invalid label name {label!r}")
         if value.startswith("~"):
             parts.append(f"{label}=~{_quote(value[1:])}")
         else:
@@ -187,11 +189,19 @@ class PrometheusMetrics:
         try:
             response = await self._client.request(method, path, **kwargs)
         except httpx.ConnectError as exc:
-            raise BackendError(f"cannot reach Prometheus at {self.url}: {_why(exc)}") from None
-        except httpx.TimeoutException:
-            raise BackendError(f"Prometheus at {self.url} timed out on {path}") from None
+            raise failure(f"cannot reach Prometheus at {self.url}: {_why(exc)}", exc,
+                          source=SOURCE) from None
+        except httpx.TimeoutException as exc:
+            raise failure(f"Prometheus at {self.url} timed out on {path}", exc,
+                          source=SOURCE) from None
         except httpx.HTTPError as exc:
-            raise BackendError(f"Prometheus at {self.url} failed: {exc}") from None
+            reason = str(exc) or type(exc).__name__
+            raise failure(f"Prometheus at {self.url} failed: {reason}", exc,
+                          source=SOURCE) from None
+        if transient_status(response.status_code):  # a 503 from a proxy has no JSON
+            raise BackendUnavailableError(
+                f"Prometheus at {self.url} answered {response.status_code} on {path}: "
+                f"{_error_text(response)}", source=SOURCE)
         if response.status_code == 401:
             raise BackendError(f"Prometheus at {self.url} rejected the credentials (401): "
                                "check PROMETHEUS_TOKEN or PROMETHEUS_USERNAME/PASSWORD")
@@ -208,6 +218,8 @@ class PrometheusMetrics:
                                f"with no JSON on {path}: {response.text[:200]}") from None
         if body.get("status") != "success":
             kind, error = body.get("errorType", "error"), body.get("error", "")
+            if response.status_code in (400, 422):  # bad_data, execution: the query's fault
+                raise BackendQueryError(f"Prometheus rejected the query ({kind}): {error}")
             raise BackendError(f"Prometheus rejected the query ({kind}): {error}")
         return body.get("data")
 
@@ -230,6 +242,17 @@ def _result(data: Mapping[str, Any]) -> QueryResult:
         samples = [Sample(datetime.fromtimestamp(float(t), UTC), float(v)) for t, v in points]
         series.append(Series(name, labels, samples))
     return QueryResult(kind, series)
+
+
+def _error_text(response: httpx.Response) -> str:
+    """What a failed answer says: Prometheus' `error` field, else the start of the body."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and body.get("error"):
+        return str(body["error"])[:200]
+    return " ".join(response.text.split())[:200] or response.reason_phrase
 
 
 def _why(exc: httpx.ConnectError) -> str:

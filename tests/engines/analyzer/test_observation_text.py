@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engines.analyzer.observation_text import parse_observation
+from engines.analyzer.observation_text import parse_observation, parse_outage
 from engines.analyzer.transcript import read_transcript
 from engines.model import AssistantMessage, ToolCall, ToolMessage
 from tools.compress import fit, to_text
@@ -48,3 +48,18 @@ def test_transcript_data_comes_from_the_text_only() -> None:
                 ToolMessage("c1", "k8s_list_workloads", to_text({"total": 2}))]
     (observation,) = read_transcript(messages).observations
     assert observation.data == {"total": 2}
+
+
+def test_an_outage_note_is_read_from_errors_only() -> None:
+    note = ("The log store is down; these tools fail alike until it is back: logs_search, "
+            "logs_error_patterns.\nRead the same thing another way:\n"
+            '- k8s_pod_logs {"namespace": "shop", "pod": "checkout"}: a container\'s own log\n'
+            '- k8s_pod_logs {"namespace": "shop"}, also needs pod: a container\'s own log')
+    outage = parse_outage(f"ERROR: logs_search failed after 3 attempts in 0.6s: refused\n{note}")
+    assert outage is not None
+    assert outage.down == {"logs_search", "logs_error_patterns"}
+    assert [(s.tool, s.arguments, s.missing) for s in outage.suggestions] == [
+        ("k8s_pod_logs", {"namespace": "shop", "pod": "checkout"}, ()),
+        ("k8s_pod_logs", {"namespace": "shop"}, ("pod",))]
+    assert parse_outage(f"lines: ['{note}']") is None  # a log line that says so is data
+    assert parse_outage("ERROR: logs_search timed out after 20s") is None
