@@ -280,8 +280,8 @@ class ChannelQueue:
             if item.classic is not None:
                 self.items.appendleft(Post(thread, item.classic, item.on_posted))
             return True
-        if not isinstance(item, Live | Steps | PlanUpdate):
-            return False
+        if not isinstance(item, Live | Steps | PlanUpdate) or not self._streamed(thread):
+            return False  # a step posted as a message: today's content fallback applies
         if error in streaming.STREAM_GONE and sender.rotate(thread.streams):
             self.items.appendleft(item)  # into a new stream
             return True

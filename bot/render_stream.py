@@ -17,7 +17,7 @@ from typing import Any, Literal
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, PlanUpdateChunk, TaskUpdateChunk
 
 from bot._blocks import Block, Message, clean, clip, escape, masked, preview, section
-from bot.render import StepView
+from bot.render import THUMBS_BLOCK, StepView
 from engines.diagnosis import Diagnosis
 
 TaskStatus = Literal["pending", "in_progress", "complete", "error"]
@@ -206,7 +206,7 @@ def feedback_buttons(investigation_id: str) -> Block:
     """👍 / 👎 in a context_actions block; the value says which and of what."""
     return {
         "type": "context_actions",
-        "block_id": "triage_thumbs",
+        "block_id": THUMBS_BLOCK,
         "elements": [{
             "type": "feedback_buttons",
             "action_id": FEEDBACK_ACTION,

@@ -151,6 +151,10 @@ class StreamSender:
         streams.ended = True
         for stream in (streams.steps, streams.plan):
             if stream is not None and stream.ts is not None:
+                if stream is streams.steps:
+                    streams.steps = None
+                else:
+                    streams.plan = None
                 await stream.stop()
 
     def rotate(self, streams: ThreadStreams) -> bool:
