@@ -287,7 +287,8 @@ class ChannelQueue:
             return True
         if error not in streaming.REFUSALS | CONTENT_ERRORS | streaming.STREAM_GONE:
             return False
-        sender.policy.refuse(sender.team, error)
+        if error in streaming.REFUSALS:  # the workspace's answer; a too-long one is ours
+            sender.policy.refuse(sender.team, error)
         thread.streams.fallen_back = True
         done = item.views if isinstance(item, Steps) else \
             item.done if isinstance(item, Live) else []

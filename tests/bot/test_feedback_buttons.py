@@ -101,9 +101,13 @@ async def test_thumbs_up_confirms_and_keeps_a_lesson(tmp_path: Path, store: Stor
             return [(f.kind, f.text) for f in given] == [("verdict", "correct")]
 
         await _eventually(confirmed)
-        lessons = await store.search_lessons("checkout restarting 502s")
-        assert any("confirmed the diagnosis" in lesson.text and "oom_killed" in lesson.text
-                   for lesson in lessons)
+
+        async def learnt() -> bool:  # kept right after the verdict
+            lessons = await store.search_lessons("checkout restarting 502s")
+            return any("confirmed the diagnosis" in lesson.text and "oom_killed" in lesson.text
+                       for lesson in lessons)
+
+        await _eventually(learnt)
         assert not [m for m in slack.thread("CTHUMBS2", ts) if m.text.startswith("Trying")]
 
         async def shown() -> bool:

@@ -257,3 +257,19 @@ async def test_the_setting() -> None:
     auto = StreamingPolicy("auto")
     auto.refuse(TEAM, "unknown_method")
     assert not auto.streams(TEAM) and auto.streams("TOTHER")
+
+
+async def test_loading_state_while_the_model_thinks(events: list[Event],
+                                                    session: aiohttp.ClientSession) -> None:
+    async with FakeSlack() as slack:
+        # The run opens and waits on the model: the loading state shows in the thread.
+        thread, _ = await replay(slack, session, events[:1], "CLOAD")
+        assert [(s["channel_id"], s["thread_ts"]) for s in slack.statuses] == \
+            [("CLOAD", thread.thread_ts)]
+        assert slack.statuses[0]["loading_messages"]
+    async with FakeSlack(legacy=True) as slack:
+        policy = StreamingPolicy("auto")
+        await replay(slack, session, events[:1], "CLOAD1", policy=policy)
+        await replay(slack, session, events[:1], "CLOAD2", policy=policy)
+        assert len(slack.calls_of("assistant.threads.setStatus")) == 1, "refused once, kept"
+        assert policy.no_loading == {TEAM}
