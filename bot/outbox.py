@@ -6,6 +6,10 @@ Retry-After) the steps that pile up are coalesced into one message, so a fast en
 a handful of messages, not one per step, and no step is lost. slack_sdk's retry handler
 honours Retry-After first; when it gives up, the worker waits and sends the same item again.
 Status edits are coalesced too: only the latest status matters, rendered when it is sent.
+Where Slack's agent surfaces are used (bot.streaming), steps go into the thread's stream as
+task cards instead, appended at most once per STREAM_INTERVAL per thread (other threads'
+items go first meanwhile) with everything that piled up coalesced into one append; when the
+workspace refuses, the same items are posted as today's messages.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import asyncio
 import functools
 import logging
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +25,29 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import streaming
 from bot.logging_setup import investigation_id
-from bot.render import Message, StepView, fits, step_message
+from bot.outbox_items import (
+    Item,
+    Live,
+    Loading,
+    PlanUpdate,
+    Post,
+    Status,
+    Steps,
+    StreamEnd,
+    Thread,
+    Update,
+    Upload,
+    method_of,
+    retry_after,
+)
+from bot.render import Message, fits, step_message
+from bot.streaming import StreamingPolicy, StreamSender
 from bot.telemetry import Telemetry, slack_method
+
+__all__ = ["Item", "Live", "Loading", "Outbox", "PlanUpdate", "Post", "Status", "Steps",
+           "StreamEnd", "Thread", "Update", "Upload"]
 
 log = logging.getLogger(__name__)
 
@@ -39,72 +62,9 @@ GONE_ERRORS = frozenset({"message_not_found", "cant_update_message"})
 CONTENT_ERRORS = frozenset({"msg_too_long", "invalid_blocks", "invalid_blocks_format",
                             "too_many_attachments"})
 NETWORK_ATTEMPTS = 4
+STREAM_INTERVAL = 1.0  # seconds between two appends to one thread's stream
 
 
-@dataclass(eq=False)
-class Thread:
-    """Where one investigation's messages go. `thread_ts` is None until the first message
-    (a slash command's thread starts with the bot's own status message)."""
-
-    channel: str
-    thread_ts: str | None = None
-    status_ts: str | None = None
-    dead: bool = False
-    status_pending: bool = False
-    on_dead: Callable[[str], None] | None = None
-    on_status: Callable[[str], None] | None = None  # learns the status message's ts
-
-
-@dataclass(eq=False)
-class Post:
-    """A new message in the thread; `on_posted` learns its ts."""
-
-    thread: Thread
-    message: Message
-    on_posted: Callable[[str], None] | None = None
-
-
-@dataclass(eq=False)
-class Steps:
-    """One or more steps, coalesced with later ones when the channel is behind."""
-
-    thread: Thread
-    views: list[StepView]
-
-
-@dataclass(eq=False)
-class Status:
-    """Post the status message, or edit it in place once it exists. Pending edits are
-    coalesced, except the `final` one: it is always the thread's last message, so the end
-    is visible only once everything before it was delivered. `render` returns None for an
-    edit that has become pointless (the run ended; the final edit follows)."""
-
-    thread: Thread
-    render: Callable[[], Message | None]
-    final: bool = False
-
-
-@dataclass(eq=False)
-class Upload:
-    """A file (a chart) in the thread. The bytes may still be drawing: then the upload waits
-    aside and joins the queue again once drawn, so a picture never holds up the diagnosis."""
-
-    thread: Thread
-    content: asyncio.Future[bytes | None]
-    filename: str
-    title: str
-
-
-@dataclass(eq=False)
-class Update:
-    """An edit of a message the bot posted earlier (an approval answered)."""
-
-    thread: Thread
-    ts: Callable[[], str | None]
-    message: Message
-
-
-Item = Post | Steps | Status | Upload | Update
 
 
 class RateLimitedError(Exception):
@@ -124,6 +84,7 @@ class ChannelQueue:
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     sent: int = 0
     telemetry: Telemetry | None = None
+    streams: StreamSender | None = None
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -133,6 +94,10 @@ class ChannelQueue:
             if item.thread.status_pending and not item.final:
                 return  # the pending one renders the latest state when it is sent
             item.thread.status_pending = True
+        if isinstance(item, PlanUpdate):
+            if item.thread.plan_pending:
+                return
+            item.thread.plan_pending = True
         self.items.append(item)
         self.idle.clear()
         if self.worker is None or self.worker.done():
@@ -142,21 +107,26 @@ class ChannelQueue:
         investigation_id.set(None)  # the channel's worker serves every thread in it
         try:
             while self.items:
-                item = self.items.popleft()
+                item = await self._next()
                 if item.thread.dead:
                     continue
                 if isinstance(item, Upload) and not item.content.done():
                     item.content.add_done_callback(functools.partial(self._drawn, item))
                     continue
-                if isinstance(item, Steps):
+                if isinstance(item, Live | Steps) and self._streamed(item.thread):
+                    item = self._coalesce_stream(item)
+                elif isinstance(item, Steps):
                     item = self._coalesce(item)
+                elif isinstance(item, Loading) and any(i.thread is item.thread
+                                                       for i in self.items):
+                    continue
                 try:
                     await self._deliver(item)
                 except RateLimitedError as limited:
                     log.info("channel %s rate limited, waiting %.1fs", self.channel,
                              limited.retry_after)
                     if self.telemetry is not None:
-                        self.telemetry.slack_retry(_method_of(item))
+                        self.telemetry.slack_retry(method_of(item))
                     self.items.appendleft(item)
                     if isinstance(item, Status):
                         item.thread.status_pending = True
@@ -170,6 +140,54 @@ class ChannelQueue:
 
     def _drawn(self, upload: Upload, _: object) -> None:
         self.put(upload)
+
+    def _streamed(self, thread: Thread) -> bool:
+        return (self.streams is not None and thread.thread_ts is not None
+                and self.streams.wanted(thread.streams))
+
+    def _cooling(self, item: Item, now: float) -> float:
+        """Seconds until `item` may be sent: a stream append waits out STREAM_INTERVAL."""
+        if not isinstance(item, Live | Steps) or not self._streamed(item.thread):
+            return 0.0
+        return max(0.0, item.thread.streams.last_append + STREAM_INTERVAL - now)
+
+    async def _next(self) -> Item:
+        """The next item to send: the first one that is its thread's next and not waiting
+        out its stream's interval (threads are independent; each keeps its order)."""
+        while True:
+            now = asyncio.get_running_loop().time()
+            seen: set[int] = set()
+            soonest = STREAM_INTERVAL
+            for index, item in enumerate(self.items):
+                if id(item.thread) in seen:
+                    continue
+                seen.add(id(item.thread))
+                wait = self._cooling(item, now)
+                if wait == 0.0:
+                    del self.items[index]
+                    return item
+                soonest = min(soonest, wait)
+            await asyncio.sleep(soonest)
+
+    def _coalesce_stream(self, first: Live | Steps) -> Live:
+        """Every step item of the thread up to its next item of another kind, as one append
+        (the views are rendered at send time, so a running step shows its latest state).
+        The complete steps are kept apart: they are what a fallback posts."""
+        merged = Live(first.thread, [], [])
+        kept: deque[Item] = deque()
+        blocked = False
+        for item in (first, *self.items):
+            if blocked or item.thread is not first.thread:
+                kept.append(item)
+            elif isinstance(item, Live | Steps):
+                merged.views.extend(v for v in item.views
+                                    if all(v is not w for w in merged.views))
+                merged.done.extend(item.done if isinstance(item, Live) else item.views)
+            else:
+                blocked = True
+                kept.append(item)
+        self.items = kept
+        return merged
 
     def _coalesce(self, first: Steps) -> Steps:
         """Merge the thread's later pending steps into `first` while the message fits.
@@ -205,7 +223,7 @@ class ChannelQueue:
                 return
             except (aiohttp.ClientError, TimeoutError, OSError) as exc:
                 if self.telemetry is not None:
-                    self.telemetry.slack_error(_method_of(item), type(exc).__name__)
+                    self.telemetry.slack_error(method_of(item), type(exc).__name__)
                 if attempt == NETWORK_ATTEMPTS:
                     log.error("giving up on a message to %s after %d attempts: %s",
                               self.channel, attempt, exc)
@@ -213,18 +231,20 @@ class ChannelQueue:
                         self._dead(item.thread, "unreachable")  # no thread to post into
                     return
                 if self.telemetry is not None:
-                    self.telemetry.slack_retry(_method_of(item))
+                    self.telemetry.slack_retry(method_of(item))
                 await asyncio.sleep(0.5 * 2 ** (attempt - 1))
 
     def _slack_error(self, item: Item, exc: SlackApiError) -> None:
         response = exc.response
         error = str(response.get("error", "unknown_error"))
         if self.telemetry is not None:
-            method = slack_method(response.api_url) if response.api_url else _method_of(item)
+            method = slack_method(response.api_url) if response.api_url else method_of(item)
             self.telemetry.slack_error(method, "ratelimited" if response.status_code == 429
                                        else error)
         if response.status_code == 429:
-            raise RateLimitedError(_retry_after(response.headers)) from None
+            raise RateLimitedError(retry_after(response.headers)) from None
+        if self._agent_error(item, error):
+            return
         log.warning("Slack refused a %s in %s: %s", type(item).__name__, self.channel, error)
         first_message = isinstance(item, Status) and item.thread.status_ts is None
         if isinstance(item, Status) and not first_message and error in GONE_ERRORS:
@@ -240,6 +260,42 @@ class ChannelQueue:
             text = item.message.text if isinstance(item, Post) else step_message(item.views).text
             self.items.appendleft(Post(item.thread, Message(text), getattr(item, "on_posted",
                                                                             None)))
+
+    def _agent_error(self, item: Item, error: str) -> bool:
+        """Slack refused one of its agent surfaces: fall back to today's messages (for the
+        workspace, remembered), posting what the refused item carried. True when handled."""
+        sender, thread = self.streams, item.thread
+        if sender is None:
+            return False
+        if isinstance(item, Loading):
+            sender.policy.no_loading.add(sender.team)  # a nicety: never worth an error
+            return True
+        if isinstance(item, StreamEnd):
+            log.info("could not stop a stream in %s: %s", self.channel, error)
+            return True
+        if isinstance(item, Post) and (item.classic is not None or item.rich_only):
+            if error not in streaming.REFUSALS | CONTENT_ERRORS:
+                return False
+            sender.policy.refuse(sender.team, error)
+            if item.classic is not None:
+                self.items.appendleft(Post(thread, item.classic, item.on_posted))
+            return True
+        if not isinstance(item, Live | Steps | PlanUpdate) or not self._streamed(thread):
+            return False  # a step posted as a message: today's content fallback applies
+        if error in streaming.STREAM_GONE and sender.rotate(thread.streams):
+            self.items.appendleft(item)  # into a new stream
+            return True
+        if error not in streaming.REFUSALS | CONTENT_ERRORS | streaming.STREAM_GONE:
+            return False
+        if error in streaming.REFUSALS:  # the workspace's answer; a too-long one is ours
+            sender.policy.refuse(sender.team, error)
+        thread.streams.fallen_back = True
+        done = item.views if isinstance(item, Steps) else \
+            item.done if isinstance(item, Live) else []
+        if done:
+            self.items.appendleft(Steps(thread, done))
+        self.items.appendleft(StreamEnd(thread))  # the half-streamed message reads finished
+        return True
 
     @staticmethod
     def _dead(thread: Thread, error: str) -> None:
@@ -270,11 +326,37 @@ class ChannelQueue:
                         blocks=message.blocks,
                     )
             case Post():
-                ts = await self._post(thread, item.message)
+                message = item.message
+                rich = self.streams is not None and self.streams.policy.rich_blocks(
+                    self.streams.team)
+                if item.rich_only and not rich:
+                    return
+                if item.classic is not None and not rich:
+                    message = item.classic
+                ts = await self._post(thread, message)
                 if item.on_posted is not None:
                     item.on_posted(ts)
+            case Live() | Steps() if self._streamed(thread):
+                await self._stream_steps(item)
+            case Live():
+                if item.done:  # merged while streaming, then the stream fell back
+                    await self._post(thread, step_message(item.done))
             case Steps():
                 await self._post(thread, step_message(item.views))
+            case PlanUpdate():
+                thread.plan_pending = False
+                if self._streamed(thread):
+                    assert self.streams is not None and thread.thread_ts is not None
+                    await self.streams.plan(thread.channel, thread.thread_ts, thread.recipient,
+                                            thread.streams, item.plan)
+            case StreamEnd():
+                if self.streams is not None:
+                    await self.streams.stop(thread.streams)
+            case Loading():
+                sender = self.streams
+                if sender is not None and sender.policy.loading(sender.team) and \
+                        thread.thread_ts is not None and not thread.streams.ended:
+                    await sender.loading(thread.channel, thread.thread_ts)
             case Upload():
                 content = await item.content
                 if content is not None:
@@ -290,6 +372,13 @@ class ChannelQueue:
                         blocks=item.message.blocks,
                     )
 
+    async def _stream_steps(self, item: Live | Steps) -> None:
+        assert self.streams is not None and item.thread.thread_ts is not None
+        thread = item.thread
+        await self.streams.steps(thread.channel, item.thread.thread_ts, thread.recipient,
+                                 thread.streams, item.views)
+        thread.streams.last_append = asyncio.get_running_loop().time()
+
     async def _post(self, thread: Thread, message: Message) -> str:
         arguments: dict[str, Any] = {"channel": thread.channel, "text": message.text}
         if message.blocks:
@@ -301,36 +390,15 @@ class ChannelQueue:
         return str(response["ts"])
 
 
-def _method_of(item: Item) -> str:
-    """The Web API method an item is sent with (its first call, for an upload)."""
-    match item:
-        case Status():
-            return "chat.postMessage" if item.thread.status_ts is None else "chat.update"
-        case Update():
-            return "chat.update"
-        case Upload():
-            return "files.getUploadURLExternal"
-        case _:
-            return "chat.postMessage"
-
-
-def _retry_after(headers: Any) -> float:
-    for key, value in dict(headers or {}).items():
-        if key.lower() == "retry-after":
-            raw = value[0] if isinstance(value, list) else value
-            try:
-                return max(1.0, float(raw))
-            except ValueError:
-                break
-    return 1.0
-
-
 class Outbox:
     """All channel queues of the bot."""
 
-    def __init__(self, client: AsyncWebClient, telemetry: Telemetry | None = None) -> None:
+    def __init__(self, client: AsyncWebClient, telemetry: Telemetry | None = None,
+                 policy: StreamingPolicy | None = None) -> None:
         self.client = client
         self.telemetry = telemetry
+        self.policy = policy or StreamingPolicy("off")
+        self.streams = StreamSender(client, self.policy)
         self._queues: dict[str, ChannelQueue] = {}
 
     def put(self, item: Item) -> None:
@@ -338,7 +406,8 @@ class Outbox:
         queue = self._queues.get(channel)
         if queue is None:
             queue = self._queues[channel] = ChannelQueue(self.client, channel,
-                                                         telemetry=self.telemetry)
+                                                         telemetry=self.telemetry,
+                                                         streams=self.streams)
         queue.put(item)
 
     @property

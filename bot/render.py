@@ -50,6 +50,7 @@ WRONG_ACTION = "triage_wrong"
 APPROVE_ACTION = "triage_approve"
 DENY_ACTION = "triage_deny"
 FEEDBACK_BLOCK = "triage_feedback"
+THUMBS_BLOCK = "triage_thumbs"  # 👍 / 👎 (bot.render_stream)
 
 _STATE_ICON: dict[State, str] = {
     "running": ":hourglass_flowing_sand:",
@@ -259,7 +260,7 @@ def with_verdict(blocks: Sequence[Block], verdict: Literal["correct", "wrong"],
             f":x: <@{user}> marked this diagnosis wrong. I am looking again; reply in the "
             "thread with what it was and I will take it into account and remember it."
         )
-    kept = [b for b in blocks if b.get("block_id") != FEEDBACK_BLOCK]
+    kept = [b for b in blocks if b.get("block_id") not in (FEEDBACK_BLOCK, THUMBS_BLOCK)]
     return [*kept, {**context(note), "block_id": FEEDBACK_BLOCK}]
 
 

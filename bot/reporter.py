@@ -6,6 +6,11 @@ queued items (bot.outbox) and returns, so a slow or rate-limited Slack cannot sl
 investigation, and a Slack outage cannot end it. A step is posted once all its calls have
 answered; its thought and calls are posted early only when the run must wait on a human
 (an approval), so that the human sees what they are approving.
+
+Where Slack's agent surfaces are used (bot.streaming) the reporter also queues the running
+step (`Live`: task cards in progress), the hypotheses (`PlanUpdate`), the loading state while
+the model thinks, and the end of the stream before the diagnosis; the outbox drops what a
+workspace cannot show, and every step still reaches the thread as `Steps`.
 """
 
 from __future__ import annotations
@@ -17,8 +22,21 @@ from typing import assert_never
 
 from bot import charts, render
 from bot import render_steering as steering_render
+from bot import render_stream as agent_render
 from bot.feedback import final_state
-from bot.outbox import Outbox, Post, Status, Steps, Thread, Update, Upload
+from bot.outbox import (
+    Live,
+    Loading,
+    Outbox,
+    PlanUpdate,
+    Post,
+    Status,
+    Steps,
+    StreamEnd,
+    Thread,
+    Update,
+    Upload,
+)
 from bot.render import Finding, StepView
 from engines.diagnosis import Diagnosis
 from engines.events import (
@@ -79,12 +97,16 @@ class ThreadReporter:
         self._findings: dict[str, Finding] = {}
         self._acted: set[int] = set()
         self.last_thought = ""
+        self.plan = agent_render.Plan()
+        self._answered: dict[str, str] = {}  # tool → when it last answered (HH:MM:SS)
+        self._revisions: dict[str, object] = {}  # workload → its rollout history's data
 
     # --- what the registry and the approver call -----------------------------------------
 
     def open(self) -> None:
         """Post the status message: the first message of the thread, before any step."""
         self._status()
+        self.outbox.put(Loading(self.thread))
 
     def noted(self, summaries: list[str], author: str, *, stop: bool = False,
               reply: str = "", updated: bool = False) -> None:
@@ -122,6 +144,7 @@ class ThreadReporter:
         if self.ended:
             return
         self._flush()
+        self.outbox.put(StreamEnd(self.thread))
         self.outbox.put(Post(self.thread, render.failure_message(message)))
         self._end("failed", message)
 
@@ -155,6 +178,8 @@ class ThreadReporter:
             case ThoughtRecorded():
                 self._draft_for(event.step).thought = event.text
                 self.last_thought = event.text
+                if self.plan.read(event.text):
+                    self.outbox.put(PlanUpdate(self.thread, self.plan))
             case ToolCalled():
                 draft = self._draft_for(event.step)
                 draft.calls.append(event)
@@ -163,6 +188,7 @@ class ThreadReporter:
                 if event.step != self.step:
                     self.step = event.step
                     self._status()
+                self.outbox.put(Live(self.thread, [draft]))
             case ObservationReceived():
                 self._observed(event)
             case ConstraintApplied() | ConstraintWithdrawn():
@@ -171,6 +197,8 @@ class ThreadReporter:
             case DiagnosisSubmitted():
                 self._flush()
                 self.diagnosis = event.diagnosis
+                self.plan.diagnosed(event.diagnosis)
+                self.outbox.put(PlanUpdate(self.thread, self.plan))
             case ErrorOccurred():
                 if event.fatal:
                     self._flush()
@@ -184,6 +212,8 @@ class ThreadReporter:
                 self._flush()
                 if event.retrying:
                     self.diagnosis = None  # that attempt's answer was rejected
+                    self.plan.rejected()
+                    self.outbox.put(PlanUpdate(self.thread, self.plan))
                 self.outbox.put(Post(self.thread, render.reflection_message(
                     event.attempt, event.problems, event.text, event.retrying)))
             case InvestigationStopped():
@@ -196,6 +226,7 @@ class ThreadReporter:
     def _draft_for(self, step: int) -> StepView:
         if self._draft is not None and self._draft.step != step:
             self._flush()
+            self.outbox.put(Loading(self.thread))  # the model reads what came back
         if self._draft is None:
             self._draft = StepView(step)
         return self._draft
@@ -207,12 +238,17 @@ class ThreadReporter:
             self._findings[event.call_id] = Finding(found.description, event.status, first)
         draft = self._draft_for(event.step)
         draft.observations[event.call_id] = event
+        self._answered[event.tool] = event.at.strftime("%H:%M:%S")
+        if event.tool == "k8s_rollout_history" and isinstance(event.data, dict):
+            self._revisions[str(event.data.get("workload", ""))] = event.data
         if self._metrics is not None:
             call = next((c for c in draft.calls if c.call_id == event.call_id), None)
             if call is not None:
                 self._charts.extend(charts.plan_for(call, event))
         if draft.complete:
             self._flush()
+        else:
+            self.outbox.put(Live(self.thread, [draft]))
 
     def _flush(self, *, partial: bool = False) -> None:
         """Queue the current step. A partial flush keeps the calls that have not answered, so
@@ -238,17 +274,18 @@ class ThreadReporter:
 
     def _stopped(self, event: InvestigationStopped) -> None:
         self._flush()
+        self.outbox.put(StreamEnd(self.thread))
         self.step = event.step
         if self.diagnosis is not None:
             final_turn = event.reason != "diagnosed"
-            self.outbox.put(
-                Post(
-                    self.thread,
-                    render.diagnosis_message(
-                        self.investigation_id, self.diagnosis, final_turn=final_turn
-                    ),
-                )
-            )
+            classic = render.diagnosis_message(self.investigation_id, self.diagnosis,
+                                               final_turn=final_turn)
+            rich = agent_render.rich_diagnosis(classic, self.investigation_id,
+                                               self.diagnosis, self._answered)
+            self.outbox.put(Post(self.thread, rich, classic=classic))
+            revisions = self._revisions_of(self.diagnosis)
+            if revisions is not None:
+                self.outbox.put(Post(self.thread, revisions, rich_only=True))
         if event.reason == "stopped":
             self.outbox.put(
                 Post(
@@ -265,6 +302,15 @@ class ThreadReporter:
             self.outbox.put(Post(self.thread, render.ended_message(event.reason, event.detail)))
         detail = "" if event.reason == "diagnosed" else (event.detail or event.reason)
         self._end(final_state(event.reason, self.diagnosis), detail)
+
+    def _revisions_of(self, diagnosis: Diagnosis) -> render.Message | None:
+        """The culprit's recent revisions as a data table, when its rollout history was
+        read (streamed surfaces only: the step's output shows them in messages too)."""
+        culprit = diagnosis.culprit
+        for workload, data in self._revisions.items():
+            if workload.endswith(f"{culprit.namespace}/{culprit.name}"):
+                return agent_render.revisions_message(workload, data)
+        return None
 
     def _end(self, state: render.State, detail: str) -> None:
         self.state = state

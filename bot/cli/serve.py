@@ -46,6 +46,7 @@ from bot.services import Services
 from bot.store import Store as SqlStore
 from bot.store import StoreError
 from bot.store.url import describe, resolve_url
+from bot.streaming import Mode, StreamingPolicy, mode_from_env
 from bot.telemetry import MeteredModel, Telemetry, metered_retry_handlers
 from bot.wiring import ANALYZER, ENGINES, Setting, build_model, investigate, scenario_setting
 from engines.errors import ConfigurationError
@@ -253,17 +254,20 @@ async def serve(
     metrics: MetricSource | None = None,
     telemetry: Telemetry | None = None,
     reader: ReplyReader | None = None,
+    streaming: Mode | None = None,
 ) -> Services:
     """Run the bot until `stop` is set; returns its services (tests inspect the store).
 
     Once `stop` is set the bot exits within `grace` seconds: not ready at once, no new
-    work, running investigations asked to stop and then cancelled, queued posts sent."""
+    work, running investigations asked to stop and then cancelled, queued posts sent.
+    `streaming` is TRIAGE_SLACK_STREAMING's auto / on / off (bot.streaming) when not given."""
     telemetry = telemetry if telemetry is not None else Telemetry()
     session = aiohttp.ClientSession()
     client = build_client(settings, session)
     client.retry_handlers = metered_retry_handlers(client.retry_handlers, telemetry)
     background = Background()
-    outbox = Outbox(client, telemetry)
+    outbox = Outbox(client, telemetry,
+                    StreamingPolicy(streaming or mode_from_env(os.environ)))
     store = store if store is not None else MemoryStore()
     investigations = Investigations(
         runner, outbox, store, background, model_name=model_name, metrics=metrics,
@@ -306,6 +310,7 @@ async def serve(
         if metrics is not None:
             charts.warm_up()
         identity.update(await authenticate(client))
+        outbox.streams.team = str(identity.get("team_id", ""))
         await resume_unfinished(store, investigations)
         settle_heap()
         who = f"@{identity.get('user', 'bot')} in {identity.get('team', 'the workspace')}"

@@ -70,6 +70,14 @@ class Lessons:
             said += f" (the rejected answer was {diagnosis.category} of {diagnosis.culprit})"
         await self.keep(said, investigation_id, incident, diagnosis)
 
+    async def confirmed(self, investigation_id: str, incident: str, diagnosis: Diagnosis,
+                        user: str) -> None:
+        """A human confirmed the diagnosis (Correct, 👍): the answer is a lesson for similar
+        incidents, which is what makes what this run learnt durable."""
+        said = (f"A human confirmed the diagnosis of {incident.strip()!r}: "
+                f"{diagnosis.category} of {diagnosis.culprit}. {diagnosis.summary.strip()}")
+        await self.keep(said, investigation_id, incident, diagnosis)
+
     async def keep(
         self, text: str, investigation_id: str, incident: str, diagnosis: Diagnosis | None
     ) -> None:

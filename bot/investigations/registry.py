@@ -135,7 +135,7 @@ class Investigations:
         self, investigation_id: str, channel: str, thread_ts: str | None, text: str, user: str
     ) -> Investigation:
         """An investigation of the thread, not yet running: `launch` runs it."""
-        thread = Thread(channel, thread_ts)
+        thread = Thread(channel, thread_ts, recipient=user)
         reporter = ThreadReporter(
             self.outbox, thread, investigation_id=investigation_id, incident=text,
             model=self.model_name, requested_by=user, metrics=self.metrics,

@@ -1,4 +1,5 @@
-"""Buttons: Stop, Correct / Wrong on a diagnosis, Approve / Deny a tool that changes things."""
+"""Buttons: Stop, Correct / Wrong (and 👍 / 👎) on a diagnosis, Approve / Deny a tool that
+changes things."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.errors import SlackApiError
 
-from bot import render, render_steering
+from bot import render, render_steering, render_stream
 from bot.feedback import Feedback
 from bot.listeners._common import allowed, correct, tell
 from bot.services import Services
@@ -57,31 +58,21 @@ def register(app: AsyncApp, services: Services) -> None:
     async def on_verdict(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         """Keep the verdict with the investigation and show it in place of the buttons."""
         await ack()
-        user, channel, thread = _where(body)
-        if not await allowed(services, channel, user, thread):
-            return
-        investigation_id = str(action.get("value", ""))
-        if await services.store.get(investigation_id) is None:
-            tell(services, channel, user, "I no longer know that investigation.", thread)
-            return
         verdict: Literal["correct", "wrong"] = (
             "correct" if action["action_id"] == render.CORRECT_ACTION else "wrong"
         )
-        await services.store.add_feedback(Feedback(investigation_id, user, "verdict", verdict))
-        message = body.get("message") or {}
-        if message.get("ts"):
-            try:
-                await services.client.chat_update(
-                    channel=channel, ts=message["ts"],
-                    text=str(message.get("text", "Diagnosis")),
-                    blocks=render.with_verdict(message.get("blocks") or [], verdict, user),
-                )
-            except SlackApiError as exc:
-                log.warning("could not show the verdict: %s", exc.response.get("error"))
-        if verdict == "wrong":
-            record = await services.store.get(investigation_id)
-            if record is not None and record.outcome != "running":
-                await correct(services, record, "", user)
+        await _judged(services, body, str(action.get("value", "")), verdict)
+
+    @app.action(render_stream.FEEDBACK_ACTION)
+    async def on_thumbs(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """👍 / 👎 (feedback_buttons): the same verdicts as Correct / Wrong."""
+        await ack()
+        side, _, investigation_id = str(action.get("value", "")).partition(":")
+        if side not in (render_stream.POSITIVE, render_stream.NEGATIVE) or not investigation_id:
+            log.warning("feedback buttons sent an unknown value %r", action.get("value"))
+            return
+        await _judged(services, body, investigation_id,
+                      "correct" if side == render_stream.POSITIVE else "wrong")
 
     @app.action(re.compile(f"^({render.APPROVE_ACTION}|{render.DENY_ACTION})$"))
     async def on_approval(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
@@ -92,3 +83,35 @@ def register(app: AsyncApp, services: Services) -> None:
         approved = action["action_id"] == render.APPROVE_ACTION
         if not services.investigations.decide(str(action.get("value", "")), approved, user):
             tell(services, channel, user, "That request was already answered.", thread)
+
+
+async def _judged(services: Services, body: dict[str, Any], investigation_id: str,
+                  verdict: Literal["correct", "wrong"]) -> None:
+    """A verdict on a diagnosis: kept with the investigation, shown in place of the buttons;
+    "correct" keeps the confirmed diagnosis as a lesson, "wrong" opens the correction path
+    (a new attempt, and the reply saying what it was becomes the lesson)."""
+    user, channel, thread = _where(body)
+    if not await allowed(services, channel, user, thread):
+        return
+    record = await services.store.get(investigation_id)
+    if record is None:
+        tell(services, channel, user, "I no longer know that investigation.", thread)
+        return
+    await services.store.add_feedback(Feedback(investigation_id, user, "verdict", verdict))
+    if verdict == "correct" and record.diagnosis is not None:
+        await services.investigations.lessons.confirmed(
+            investigation_id, record.text, record.diagnosis, user)
+    message = body.get("message") or {}
+    if message.get("ts"):
+        try:
+            await services.client.chat_update(
+                channel=channel, ts=message["ts"],
+                text=str(message.get("text", "Diagnosis")),
+                blocks=render.with_verdict(message.get("blocks") or [], verdict, user),
+            )
+        except SlackApiError as exc:
+            log.warning("could not show the verdict: %s", exc.response.get("error"))
+    if verdict == "wrong":
+        record = await services.store.get(investigation_id)  # it may have ended meanwhile
+        if record is not None and record.outcome != "running":
+            await correct(services, record, "", user)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import os
 import statistics
 import sys
@@ -104,16 +105,18 @@ async def _burst(fake: SlackThread, url: str, mentions: int, channels: int,
         "all_threads_complete_s": time.perf_counter() - started,
         "calls": len(burst),
         "posts": sum(c.method == "chat.postMessage" for c in burst),
+        "methods": collections.Counter(c.method for c in burst),
     }
 
 
 async def bench(mentions: int, channels: int, report: str = REPORT,
-                rounds: int = 3) -> dict[str, Any]:
+                rounds: int = 3, streaming: str = "on") -> dict[str, Any]:
     """`rounds` bursts one after the other against one bot; the ack percentiles are over
     every ack of every round (one burst is too few samples for a p99 worth reading)."""
     with tempfile.TemporaryDirectory(prefix="triage-bench-") as data:
         # The bot's own SQLite store, as in production, but not the user's.
-        env = {"TRIAGE_DATABASE_URL": f"sqlite:///{data}/triage.db"}
+        env = {"TRIAGE_DATABASE_URL": f"sqlite:///{data}/triage.db",
+               "TRIAGE_SLACK_STREAMING": streaming}
         return await _bench(mentions, channels, report, rounds, env)
 
 
@@ -143,6 +146,8 @@ async def _bench(mentions: int, channels: int, report: str, rounds: int,
         "all_threads_complete_s": max(b["all_threads_complete_s"] for b in bursts),
         "calls_per_investigation": sum(b["calls"] for b in bursts) / (mentions * rounds),
         "posts_per_investigation": sum(b["posts"] for b in bursts) / (mentions * rounds),
+        "methods": {m: n / (mentions * rounds) for m, n in
+                    sum((b["methods"] for b in bursts), collections.Counter()).most_common()},
     }
 
 
@@ -154,16 +159,20 @@ async def main(argv: list[str] | None = None) -> int:
                         help="spread the mentions over this many channels")
     parser.add_argument("--rounds", type=int, default=3,
                         help="bursts in a row; the ack percentiles are over all of them")
+    parser.add_argument("--streaming", choices=("auto", "on", "off"), default="on",
+                        help="TRIAGE_SLACK_STREAMING for the bot (default: on, Slack's agent "
+                        "surfaces; off is today's messages)")
     parser.add_argument("--quick", action="store_true",
                         help="the model answers at once, without tools: the bot's own cost")
     args = parser.parse_args(argv or [])
     report = f"[quick] {REPORT}" if args.quick else REPORT
-    result = await bench(args.mentions, args.channels, report, args.rounds)
+    result = await bench(args.mentions, args.channels, report, args.rounds, args.streaming)
     load = os.getloadavg()[0]
     print(f"slack bot: {args.rounds} bursts of {args.mentions} mentions at once over "
           f"{args.channels} channels, "
           f"zero-latency model{' answering at once' if args.quick else ''}, checkout-oom "
-          f"scenario (load average {load:.1f} on {os.cpu_count()} CPUs)")
+          f"scenario, streaming {args.streaming} (load average {load:.1f} on "
+          f"{os.cpu_count()} CPUs)")
     print(f"  time to ack       p50 {result['ack_p50_ms']:.1f} ms   p99 "
           f"{result['ack_p99_ms']:.1f} ms   max {result['ack_max_ms']:.1f} ms   "
           "(target p99 < 100 ms)")
@@ -173,6 +182,8 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"  all threads done  {result['all_threads_complete_s']:.2f} s (slowest burst)")
     print(f"  per investigation {result['calls_per_investigation']:.1f} Web API calls, "
           f"{result['posts_per_investigation']:.1f} messages posted")
+    print("  calls by method   " + ", ".join(f"{m} {n:.1f}"
+                                              for m, n in result["methods"].items()))
     return 0
 
 

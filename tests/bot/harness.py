@@ -19,6 +19,7 @@ from bot.cli.serve import make_runner, serve
 from bot.feedback import MemoryStore
 from bot.investigations.steering import reader_for
 from bot.services import Services
+from bot.streaming import Mode
 from bot.wiring import scenario_setting
 from tests.bot.models import Gates, build_test_model
 from tests.fakes.slack_api import SIGNING_SECRET, TOKEN, FakeSlack, Posted
@@ -76,8 +77,10 @@ async def bot_process(slack: FakeSlack, *, env: Mapping[str, str] | None = None,
     installed `triage` command itself."""
     environment = {k: v for k, v in os.environ.items()
                    if not k.startswith(("SLACK_", "TRIAGE_", "OPENAI_"))}
+    # Today's messages unless a test asks for Slack's agent surfaces (tests/bot/test_stream*).
     environment |= {"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-                    "SLACK_API_URL": slack.url, "PYTHONUNBUFFERED": "1", **(env or {})}
+                    "SLACK_API_URL": slack.url, "PYTHONUNBUFFERED": "1",
+                    "TRIAGE_SLACK_STREAMING": "off", **(env or {})}
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", module, "serve", "--host", "127.0.0.1",
         "--port", "0", "--scenario", "checkout-oom", *args,
@@ -104,8 +107,9 @@ class InProcessBot:
     """`serve` on the test's own loop, with the test model and a store the test can read."""
 
     def __init__(self, slack: FakeSlack, *, policy: AccessPolicy | None = None,
-                 runner: Any = None) -> None:
+                 runner: Any = None, streaming: Mode = "off") -> None:
         self.slack = slack
+        self.streaming: Mode = streaming
         self.gates = Gates()
         self.store = MemoryStore()
         self.stop = asyncio.Event()
@@ -133,6 +137,7 @@ class InProcessBot:
             settings, runner, model_name="test-model", stop=self.stop, policy=self._policy,
             host="127.0.0.1", port=0, store=self.store, announce=self._announce,
             metrics=setting.sources.metrics, grace=5.0, reader=reader_for(setting.sources),
+            streaming=self.streaming,
         ))
         waiter = asyncio.create_task(self._announced.wait())
         await asyncio.wait({waiter, self._task}, timeout=10,

@@ -25,6 +25,8 @@ from urllib.parse import parse_qsl, urlencode
 import aiohttp
 from aiohttp import web
 
+from tests.fakes.slack_agent import AgentApi, block_error
+
 BOT_USER = "UTRIAGE"
 BOT_ID = "BTRIAGE"
 TEAM = "TTEST"
@@ -64,19 +66,27 @@ class Posted:
     thread_ts: str | None
     edits: int = 0
     files: list[str] = field(default_factory=list)
+    stream: str = ""  # "streaming" or "stopped" for a streamed message
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task cards by id
+    plan_title: str = ""
+    display_mode: str = ""
 
     @property
     def all_text(self) -> str:
-        """The text and every text inside the blocks, for assertions."""
-        return self.text + "\n" + json.dumps(self.blocks, ensure_ascii=False)
+        """The text and every text inside the blocks (and task cards), for assertions."""
+        extra = "\n" + json.dumps(self.tasks, ensure_ascii=False) if self.tasks else ""
+        return self.text + "\n" + json.dumps(self.blocks, ensure_ascii=False) + extra
 
 
-class FakeSlack:
-    """The Web API at `url` (give it to the bot as SLACK_API_URL)."""
+class FakeSlack(AgentApi):
+    """The Web API at `url` (give it to the bot as SLACK_API_URL). `legacy` is a workspace
+    without the agent surfaces (streams, loading states, tables, feedback buttons)."""
 
     def __init__(self, *, token: str = TOKEN, usergroups: dict[str, list[str]] | None = None,
-                 socket_url: str | None = None) -> None:
+                 socket_url: str | None = None, legacy: bool = False) -> None:
         self.token = token
+        self.legacy = legacy
+        self.statuses: list[dict[str, Any]] = []
         self.usergroups = usergroups or {}
         self.socket_url = socket_url
         self.calls: list[Call] = []
@@ -161,7 +171,7 @@ class FakeSlack:
                 args.update(parse_qsl(raw.decode(), keep_blank_values=True))
             elif request.content_type.startswith("multipart/"):
                 args["_multipart"] = True
-        for key in ("blocks", "files"):
+        for key in ("blocks", "files", "chunks", "loading_messages"):
             if isinstance(args.get(key), str):
                 args[key] = json.loads(args[key])
         return args
@@ -211,7 +221,12 @@ class FakeSlack:
         return {"ok": True, "url": "https://test.slack.com/", "team": "Test", "user": "triage",
                 "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID}
 
+    def _new_message(self, channel: str, ts: str, thread_ts: str | None) -> Posted:
+        return Posted(channel, ts, "", [], thread_ts)
+
     def _chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
+        if error := block_error(args.get("blocks"), legacy=self.legacy):
+            return {"ok": False, "error": error}
         channel, ts = str(args.get("channel", "")), self._next_ts()
         thread = args.get("thread_ts")
         self.messages[f"{channel}/{ts}"] = Posted(
@@ -224,6 +239,8 @@ class FakeSlack:
         message = self.messages.get(f"{channel}/{ts}")
         if message is None:
             return {"ok": False, "error": "message_not_found"}
+        if error := block_error(args.get("blocks"), legacy=self.legacy):
+            return {"ok": False, "error": error}
         message.text = str(args.get("text", message.text))
         message.blocks = list(args.get("blocks") or [])
         message.edits += 1
