@@ -21,7 +21,8 @@ from engines.incident import Incident
 from engines.model import Model
 from engines.react import AfterStep, EngineConfig, InvestigationResult, ReactEngine
 from engines.reflexion import ReflexionEngine
-from engines.tot import SEARCHES, TotConfig, TotEngine
+from engines.router import AutoEngine
+from engines.tot import SEARCHES, Search, TotConfig, TotEngine
 from tools.catalog import available_tools
 from tools.context import ToolContext
 from tools.scenarios import Scenario, load_scenario
@@ -31,9 +32,9 @@ from tools.toolset import Approver, Toolset
 
 ANALYZER = "analyzer"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-ENGINES = ("react", "reflexion", "tot", "got")
+ENGINES = ("react", "reflexion", "tot", "got", "auto")
 SEARCH_CHOICES = SEARCHES
-Engine = ReactEngine | ReflexionEngine | TotEngine | GotEngine
+Engine = ReactEngine | ReflexionEngine | TotEngine | GotEngine | AutoEngine
 
 
 def default_model_name() -> str:
@@ -72,9 +73,11 @@ def build_engine(name: str, model: Model, *, search: str = "bfs") -> Engine:
         return ReactEngine(engine_config(model))
     if name == "reflexion":
         return ReflexionEngine(engine_config(model))
+    chosen: Search = "dfs" if search == "dfs" else "bfs"
     if name == "tot":
-        return TotEngine(engine_config(model), TotConfig(search="dfs" if search == "dfs"
-                                                         else "bfs"))
+        return TotEngine(engine_config(model), TotConfig(search=chosen))
+    if name == "auto":
+        return AutoEngine(engine_config(model), chosen)
     if name == "got":
         return GotEngine(engine_config(model))
     raise ConfigurationError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")

@@ -81,14 +81,15 @@ class TreeSearch:
             for h in await self.ops.score(request, live):
                 if h.id in self.board:
                     self.board[h.id] = h
-        if sum(h.state == "open" for h in self.board.values()) < self.config.beam:
+        self._humans(run.constraints)
+        why = self._concluded()
+        if why is None and sum(h.state == "open" for h in self.board.values()) < \
+                self.config.beam:
             for h in await self.ops.propose(request, self.config.k):
                 if h.id not in self.board and not run.constraints.rules_out(
                         h.category, h.culprit.name):
                     self.board[h.id] = h  # a refuted one stays refuted: never re-proposed
-        self._humans(run.constraints)
         self._count(run)
-        why = self._concluded()
         if why:
             await self._publish(run, ())
         return why

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.console import ConsoleReporter
-from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
+from bot.wiring import ENGINES, SEARCH_CHOICES, Setting, build_model, investigate, scenario_setting
 from engines.errors import TriageError
 from engines.events import discard
 from engines.react import InvestigationResult
@@ -33,6 +33,8 @@ def register(subparsers: Any) -> None:
         help="'analyzer' (offline, the default without OPENAI_API_KEY) or an OpenAI model name",
     )
     parser.add_argument("--engine", default="react", choices=ENGINES, help="reasoning engine")
+    parser.add_argument("--search", default="bfs", choices=SEARCH_CHOICES,
+                        help="how tot explores its hypotheses: beam (bfs) or depth-first (dfs)")
     parser.add_argument("--json", action="store_true", help="print only the diagnosis as JSON")
     add_live_options(parser)
     parser.add_argument(
@@ -93,7 +95,8 @@ async def run(args: argparse.Namespace) -> int:
     try:
         model = build_model(args.model)
         sink = discard if args.json else ConsoleReporter()
-        result = await investigate(args.text, setting, model, engine=args.engine, sink=sink)
+        result = await investigate(args.text, setting, model, engine=args.engine, sink=sink,
+                                   search=args.search)
     finally:
         if not args.scenario:
             from bot.config import close_sources
