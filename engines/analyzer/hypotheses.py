@@ -145,10 +145,12 @@ class AnalyzerHypotheses:
             return [f"a stronger signal is unexplained: {CATEGORY_WORDS[best.category]} in "
                     f"{best.culprit} ({best.headline})"]
         problems = []
-        if not settled(ranked):
+        if not settled(ranked) and len(ranked) > 1:
             runner = ranked[1]
             problems.append(f"{CATEGORY_WORDS[runner.category]} in {runner.culprit} is nearly "
                             "as strong: tell them apart")
+        elif not settled(ranked):
+            problems.append(f"its evidence is weak (score {best.score:.2f}): look for more")
         if not _followups_done(request, transcript, best):
             problems.append(f"the checks that would confirm it were not made: "
                             f"{_confirm_by(best)}")
