@@ -171,7 +171,8 @@ class GotEngine:
         """`resume` is not replayed part by part: an interrupted got run starts again (its
         tool calls are cheap and cached); the log keeps what it said before."""
         started = time.perf_counter()
-        await announce(sink, incident, model, self.name, self.config.max_steps, lessons)
+        if not resume:
+            await announce(sink, incident, model, self.name, self.config.max_steps, lessons)
         constraints = constraints if constraints is not None else ConstraintSet()
         inbox = inbox or ConstraintInbox()
         ops = operations_for(model)
