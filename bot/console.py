@@ -13,8 +13,10 @@ from engines.events import (
     ConstraintApplied,
     ConstraintWithdrawn,
     DiagnosisSubmitted,
+    EngineChosen,
     ErrorOccurred,
     Event,
+    HypothesesUpdated,
     InvestigationStarted,
     InvestigationStopped,
     LessonsRetrieved,
@@ -23,6 +25,7 @@ from engines.events import (
     ThoughtRecorded,
     ToolCalled,
 )
+from engines.hypotheses import board_line, limits_text
 
 PREVIEW_LINES = 8
 
@@ -108,6 +111,14 @@ class ConsoleReporter:
                 out.print(Text(_indent(event.text), style="magenta"))
             case ErrorOccurred():
                 out.print(Text(f"⚠ {event.message}", style="bold red" if event.fatal else "red"))
+            case HypothesesUpdated():
+                testing = f" · testing {', '.join(event.expanding)}" if event.expanding else ""
+                out.print(Text(f"🌳 Hypotheses ({event.search}){testing}", style="blue"))
+                for hypothesis in event.hypotheses:
+                    out.print(Text(f"   • {board_line(hypothesis)}", style="blue"))
+            case EngineChosen():
+                out.print(Text(f"🧭 Engine {event.engine}: {event.reason} "
+                               f"({limits_text(event.limits)})", style="blue"))
             case InvestigationStopped():
                 detail = f": {event.detail}" if event.detail else ""
                 out.print(f"[dim]Stopped after {event.step} steps ({event.reason}{detail})[/dim]")

@@ -121,6 +121,7 @@ async def evaluate_one(
     model_factory: Callable[[], Model],
     engine: str,
     setting_factory: SettingFactory = sandbox_setting,
+    search: str = "bfs",
 ) -> EvalResult:
     name = ref if isinstance(ref, str) else ref.name
     row = EvalResult(scenario=name)
@@ -157,6 +158,7 @@ async def evaluate_one(
             engine=engine,
             inbox=inbox,
             after_step=after_step,
+            search=search,
         )
         row.steps, row.tool_calls = result.steps, result.tool_calls
         row.tokens_in, row.tokens_out = result.usage.input_tokens, result.usage.output_tokens
@@ -183,6 +185,7 @@ async def evaluate(
     jobs: int = 4,
     setting_factory: SettingFactory = sandbox_setting,
     on_result: Callable[[EvalResult], None] | None = None,
+    search: str = "bfs",
 ) -> EvalReport:
     """Run every scenario, at most `jobs` at once, in the order given."""
     build_model(model)  # fail fast on a bad model name or missing key, before any run
@@ -190,7 +193,8 @@ async def evaluate(
 
     async def one(ref: str | Path) -> EvalResult:
         async with gate:
-            row = await evaluate_one(ref, lambda: build_model(model), engine, setting_factory)
+            row = await evaluate_one(ref, lambda: build_model(model), engine, setting_factory,
+                                     search)
         if on_result is not None:
             on_result(row)
         return row

@@ -327,6 +327,13 @@ def lessons_message(lessons: Sequence[str]) -> Message:
     )
 
 
+def engine_message(engine: str, reason: str, limits: str) -> Message:
+    """The router's choice of engine and limits for this incident, and why."""
+    return Message(f"Using the {engine} engine: {clean_line(reason)}",
+                   [context(clip(f":compass: *{engine}* engine: {clean(reason)} ({limits})",
+                                 MAX_SECTION))])
+
+
 def reflection_message(attempt: int, problems: Sequence[str], text: str,
                        retrying: bool) -> Message:
     """Reflexion judged an attempt and found it wanting."""

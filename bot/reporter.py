@@ -43,8 +43,10 @@ from engines.events import (
     ConstraintApplied,
     ConstraintWithdrawn,
     DiagnosisSubmitted,
+    EngineChosen,
     ErrorOccurred,
     Event,
+    HypothesesUpdated,
     InvestigationStarted,
     InvestigationStopped,
     LessonsRetrieved,
@@ -53,6 +55,7 @@ from engines.events import (
     ThoughtRecorded,
     ToolCalled,
 )
+from engines.hypotheses import Hypothesis, limits_text
 from tools.sources.base import MetricSource
 
 Clock = Callable[[], float]
@@ -86,6 +89,7 @@ class ThreadReporter:
         self.detail = ""
         self.ended = False
         self.diagnosis: Diagnosis | None = None
+        self.hypotheses: tuple[Hypothesis, ...] = ()
         self.stopped_by = ""
         self.stop_reason = ""  # why the bot itself stopped the run (shutting down)
         self._clock = clock
@@ -216,6 +220,11 @@ class ThreadReporter:
                     self.outbox.put(PlanUpdate(self.thread, self.plan))
                 self.outbox.put(Post(self.thread, render.reflection_message(
                     event.attempt, event.problems, event.text, event.retrying)))
+            case HypothesesUpdated():
+                self.hypotheses = event.hypotheses  # the board (its own message) reads these
+            case EngineChosen():
+                self.outbox.put(Post(self.thread, render.engine_message(
+                    event.engine, event.reason, limits_text(event.limits))))
             case InvestigationStopped():
                 self._stopped(event)
             case _:

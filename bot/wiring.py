@@ -16,10 +16,13 @@ from engines.budgets import budgets_for
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.errors import ConfigurationError
 from engines.events import Event, EventSink, discard
+from engines.got import GotEngine
 from engines.incident import Incident
 from engines.model import Model
 from engines.react import AfterStep, EngineConfig, InvestigationResult, ReactEngine
 from engines.reflexion import ReflexionEngine
+from engines.router import AutoEngine
+from engines.tot import SEARCHES, Search, TotConfig, TotEngine
 from tools.catalog import available_tools
 from tools.context import ToolContext
 from tools.scenarios import Scenario, load_scenario
@@ -29,7 +32,9 @@ from tools.toolset import Approver, Toolset
 
 ANALYZER = "analyzer"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-ENGINES = ("react", "reflexion")
+ENGINES = ("react", "reflexion", "tot", "got", "auto")
+SEARCH_CHOICES = SEARCHES
+Engine = ReactEngine | ReflexionEngine | TotEngine | GotEngine | AutoEngine
 
 
 def default_model_name() -> str:
@@ -60,11 +65,21 @@ def engine_config(model: Model) -> EngineConfig:
     return EngineConfig(context_tokens=window)
 
 
-def build_engine(name: str, model: Model) -> ReactEngine | ReflexionEngine:
+def build_engine(name: str, model: Model, *, search: str = "bfs") -> Engine:
+    """An engine by name; `search` (bfs or dfs) is how tot explores its hypotheses."""
+    if search not in SEARCHES:
+        raise ConfigurationError(f"unknown search {search!r}; choose bfs or dfs")
     if name == "react":
         return ReactEngine(engine_config(model))
     if name == "reflexion":
         return ReflexionEngine(engine_config(model))
+    chosen: Search = "dfs" if search == "dfs" else "bfs"
+    if name == "tot":
+        return TotEngine(engine_config(model), TotConfig(search=chosen))
+    if name == "auto":
+        return AutoEngine(engine_config(model), chosen)
+    if name == "got":
+        return GotEngine(engine_config(model))
     raise ConfigurationError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
 
 
@@ -114,6 +129,7 @@ async def investigate(
     lessons: Sequence[str] = (),
     resume: Sequence[Event] = (),
     notes: Sequence[str] = (),
+    search: str = "bfs",
 ) -> InvestigationResult:
     """Run one investigation end to end and return how it ended.
 
@@ -128,7 +144,7 @@ async def investigate(
     toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name)
     if inbox is None:
         inbox = ConstraintInbox()
-    runner = build_engine(engine, model)
+    runner = build_engine(engine, model, search=search)
     if isinstance(runner, ReflexionEngine):
         return await runner.run(
             incident,

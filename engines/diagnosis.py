@@ -76,8 +76,20 @@ class Evidence(BaseModel):
         return f"{self.tool}, step {self.step}" if self.step is not None else self.tool
 
 
+class RuledOut(BaseModel):
+    """A rival cause the investigation considered and set aside, with what speaks against it
+    (the observation that refutes it, or the human who ruled it out)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    category: Category
+    culprit: Culprit
+    reason: str = Field(min_length=1)
+
+
 class Diagnosis(BaseModel):
-    """An investigation's structured answer."""
+    """An investigation's structured answer. `ruled_out` is optional: diagnoses stored
+    before the search engines existed still validate."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -87,6 +99,9 @@ class Diagnosis(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     fix: str = ""
     confidence: float = Field(ge=0.0, le=1.0)
+    ruled_out: list[RuledOut] = Field(
+        default_factory=list, description="Rival causes considered and the evidence against "
+        "each (optional).")
 
     @field_validator("evidence")
     @classmethod

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from engines.diagnosis import Diagnosis
+from engines.hypotheses import Hypothesis
 
 
 def _now() -> datetime:
@@ -143,9 +144,40 @@ class ReflectionRecorded:
     kind: Literal["reflection"] = "reflection"
 
 
+@dataclass(frozen=True, slots=True)
+class HypothesesUpdated:
+    """The search engines' board: every hypothesis with its state and score, and the ones
+    this step expands (`search` bfs or dfs; got's sub-problems say `decompose`). The Slack
+    hypothesis board is this event, edited in place."""
+
+    investigation_id: str
+    step: int
+    hypotheses: tuple[Hypothesis, ...]
+    expanding: tuple[str, ...] = ()
+    search: str = ""
+    at: datetime = field(default_factory=_now)
+    kind: Literal["hypotheses"] = "hypotheses"
+
+
+@dataclass(frozen=True, slots=True)
+class EngineChosen:
+    """The router picked an engine and the loop's limits for this incident, and why."""
+
+    investigation_id: str
+    engine: str
+    reason: str
+    limits: dict[str, float]
+    step: int = 0
+    at: datetime = field(default_factory=_now)
+    kind: Literal["engine"] = "engine"
+
+
 StopReason = Literal[
-    "diagnosed", "stopped", "max_steps", "timeout", "token_budget", "loop", "failed"
+    "diagnosed", "stopped", "max_steps", "timeout", "token_budget", "loop", "failed",
+    "concluded",
 ]
+"""`concluded`: a search engine ended the loop (one hypothesis confirmed, its rivals
+refuted) and the final turn then failed to submit; with a submission it reads `diagnosed`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +201,8 @@ Event = (
     | ErrorOccurred
     | LessonsRetrieved
     | ReflectionRecorded
+    | HypothesesUpdated
+    | EngineChosen
     | InvestigationStopped
 )
 

@@ -73,6 +73,22 @@ SUBMIT_SPEC = ToolSpec(
 AfterStep = Callable[[int], Awaitable[None]]
 
 
+class StepGuide(Protocol):
+    """How a search engine (tot, got) steers the one ReAct loop without a loop of its own.
+
+    `before_ask` runs after the step's constraints were taken and returns notes (user
+    messages) for this step's turn, such as the hypotheses to discriminate; `after_step`
+    runs once the step's observations are in and returns why to conclude now (a confirmed
+    hypothesis), or None to go on; `amend` sees a submitted diagnosis before its event.
+    """
+
+    async def before_ask(self, run: RunState, request: ModelRequest) -> Sequence[str]: ...
+
+    async def after_step(self, run: RunState, request: ModelRequest) -> str | None: ...
+
+    def amend(self, diagnosis: Diagnosis) -> Diagnosis: ...
+
+
 @lru_cache(maxsize=64)
 def _prompt_tokens(text: str) -> int:
     """The system prompt changes only when a constraint arrives: count it once."""
@@ -112,6 +128,7 @@ class EngineConfig:
     token_budget: int = 400_000
     context_tokens: int = DEFAULT_CONTEXT_TOKENS
     max_empty_replies: int = 3
+    min_steps: int = 0  # a guide may not conclude before this step (the router's presets)
     final_turn_seconds: float = 30.0
     pause_seconds: float = 1800.0  # how long a human's "hold on" holds before it goes on
 
@@ -188,9 +205,13 @@ class _Run:
     loop: LoopDetector = field(default_factory=LoopDetector)
     deadline: asyncio.Timeout | None = None
     asked_tools: set[str] = field(default_factory=set)  # added to a short catalog on request
+    guide: StepGuide | None = None
 
     async def emit(self, event: Event) -> None:
         await emit(self.sink, event)
+
+
+RunState = _Run  # what a StepGuide is shown of a run
 
 
 class ReactEngine:
@@ -255,11 +276,15 @@ class ReactEngine:
         resume: Sequence[Event] = (),
         start_step: int = 0,
         notes: Sequence[str] = (),
+        seed: Sequence[Message] = (),
+        guide: StepGuide | None = None,
     ) -> InvestigationResult:
         """One try at a diagnosis, without the started and stopped events of a whole run.
 
         Reflexion calls this once per attempt: `start_step` keeps step numbers rising
         across attempts and `notes` (reflections on failed attempts) open the conversation.
+        `seed` (calls and observations made elsewhere, as got's merged sub-problems) comes
+        before the notes; `guide` steers each step (StepGuide).
         """
         started = time.perf_counter()
         inbox = inbox or ConstraintInbox()
@@ -274,8 +299,13 @@ class ReactEngine:
             lessons=tuple(lessons),
             step=start_step,
             first_step=start_step,
+            guide=guide,
         )
         run.history.append(UserMessage(prompts.incident_message(incident.text, incident.now)))
+        for message in seed:
+            run.history.append(message)
+            if isinstance(message, ToolMessage):
+                run.observations.append((start_step, message.name, message.content))
         for note in notes:
             run.history.append(UserMessage(note))
         if resume:
@@ -303,6 +333,8 @@ class ReactEngine:
             run.history.answer_open_calls(
                 f"ERROR: not run: the investigation ended ({ended}) before this call returned")
             await self._final_turn(run, reason, detail)
+            if reason == "concluded" and run.diagnosis is not None:
+                reason = "diagnosed"
         return InvestigationResult(
             investigation_id=incident.id,
             diagnosis=run.diagnosis,
@@ -351,7 +383,11 @@ class ReactEngine:
             if spent >= config.token_budget:
                 run.step -= 1
                 return "token_budget", f"{spent} tokens used of {config.token_budget}"
-            reply = await self._ask(run, self._catalog(run), final=False)
+            tools = self._catalog(run)
+            if run.guide is not None:
+                for note in await run.guide.before_ask(run, self.request(run, tools)):
+                    run.history.append(UserMessage(note))
+            reply = await self._ask(run, tools, final=False)
             if run.inbox.stop_requested:
                 await self._take_constraints(run)
                 return "stopped", "a human asked to stop"
@@ -360,6 +396,10 @@ class ReactEngine:
                 return "diagnosed", ""
             if verdict is not None:
                 return verdict
+            if run.guide is not None:
+                why = await run.guide.after_step(run, self.request(run, tools))
+                if why and run.step >= config.min_steps:
+                    return "concluded", why
             if after_step is not None:
                 await after_step(run.step)
         return "max_steps", f"no diagnosis after {config.max_steps} steps"
@@ -382,12 +422,11 @@ class ReactEngine:
             return (*full, SUBMIT_SPEC)
         return (*offered(full, run.toolset.core_specs(), run.asked_tools), SUBMIT_SPEC)
 
-    async def _ask(self, run: _Run, tools: tuple[ToolSpec, ...], *, final: bool) -> ModelReply:
+    def request(self, run: _Run, tools: tuple[ToolSpec, ...], *,
+                final: bool = False) -> ModelRequest:
+        """The request the model would get now: also what a guide's operations read."""
         system = SystemMessage(prompts.system_prompt(run.constraints.rules, run.lessons))
-        reserved = _prompt_tokens(system.content) + catalog_tokens(
-            tools, text_mode=_reads_tools_as_text(run.model))
-        run.history.compact(reserved)
-        request = ModelRequest(
+        return ModelRequest(
             messages=(system, *run.history.messages),
             tools=tools,
             constraints=run.constraints.rules,
@@ -398,6 +437,13 @@ class ReactEngine:
             final=final,
             context={"incident": run.incident.text, "now": run.incident.now},
         )
+
+    async def _ask(self, run: _Run, tools: tuple[ToolSpec, ...], *, final: bool) -> ModelReply:
+        system = SystemMessage(prompts.system_prompt(run.constraints.rules, run.lessons))
+        reserved = _prompt_tokens(system.content) + catalog_tokens(
+            tools, text_mode=_reads_tools_as_text(run.model))
+        run.history.compact(reserved)
+        request = self.request(run, tools, final=final)
         reply = await run.model.complete(request)
         usage = reply.usage
         if usage.input_tokens == 0:  # models that are code report nothing: count the prompt
@@ -503,6 +549,8 @@ class ReactEngine:
                 # Quotes made whole, with the step that shows them, before anyone reads them.
                 run.diagnosis = placed(Diagnosis.model_validate(call.arguments),
                                        run.observations)
+                if run.guide is not None:
+                    run.diagnosis = run.guide.amend(run.diagnosis)
             except ValidationError as exc:
                 problem = "; ".join(
                     f"{'.'.join(str(p) for p in e['loc']) or 'diagnosis'}: {e['msg']}"

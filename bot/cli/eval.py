@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.evaluation import EvalReport, EvalResult, evaluate, scenario_refs
-from bot.wiring import ENGINES
+from bot.wiring import ENGINES, SEARCH_CHOICES
 
 
 def register(subparsers: Any) -> None:
@@ -24,7 +25,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--scenarios", type=Path, metavar="DIR", help="a folder of scenarios")
     parser.add_argument("--model", metavar="NAME", help="'analyzer' or an OpenAI model name")
-    parser.add_argument("--engine", default="react", choices=ENGINES)
+    parser.add_argument("--engine", default="react", choices=(*ENGINES, "all"),
+                        help="reasoning engine, or 'all' to compare every engine")
+    parser.add_argument("--search", default="bfs", choices=SEARCH_CHOICES,
+                        help="how tot explores its hypotheses")
     parser.add_argument("--jobs", type=int, default=4, metavar="N", help="scenarios at once")
     parser.add_argument("--json", action="store_true", help="print only the report as JSON")
     parser.set_defaults(handler=run)
@@ -35,6 +39,36 @@ def _culprit(value: dict[str, Any] | None) -> str:
         return "-"
     namespace = f"{value['namespace']}/" if value.get("namespace") else ""
     return f"{value['kind']} {namespace}{value['name']}"
+
+
+def comparison(reports: dict[str, EvalReport]) -> Table:
+    """One row per engine: the figures `--engine all` compares them on."""
+    grid = Table(title="Engines compared", show_lines=False)
+    for column in ("engine", "accuracy", "correct", "mean steps", "tool calls", "tokens in",
+                   "tokens out", "p95 s", "errors"):
+        grid.add_column(column, justify="left" if column == "engine" else "right")
+    for engine, report in reports.items():
+        s = report.summary
+        grid.add_row(engine, f"{s.accuracy:.0%}", f"{s.correct}/{s.scenarios}",
+                     f"{s.mean_steps:.2f}", str(sum(r.tool_calls for r in report.results)),
+                     str(s.tokens_in), str(s.tokens_out), f"{s.p95_seconds:.2f}", str(s.errors))
+    return grid
+
+
+async def compare(refs: list[str | Path], args: argparse.Namespace,
+                  show: Callable[[EvalResult], None]) -> int:
+    """Every engine on the same scenarios; `--json` prints {engine: report}."""
+    reports: dict[str, EvalReport] = {}
+    for engine in ENGINES:
+        reports[engine] = await evaluate(refs, model=args.model, engine=engine, jobs=args.jobs,
+                                         on_result=show, search=args.search)
+    if args.json:
+        json.dump({e: r.as_json() for e, r in reports.items()}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(
+        comparison(reports))
+    return 0
 
 
 def table(report: EvalReport) -> Table:
@@ -84,8 +118,11 @@ async def run(args: argparse.Namespace) -> int:
             mark = "[green]✓[/green]" if row.correct else "[red]✗[/red]"
             progress.print(f"{mark} {row.scenario} ({row.seconds:.2f}s)")
 
+    if args.engine == "all":
+        return await compare(refs, args, show)
     report = await evaluate(
-        refs, model=args.model, engine=args.engine, jobs=args.jobs, on_result=show
+        refs, model=args.model, engine=args.engine, jobs=args.jobs, on_result=show,
+        search=args.search,
     )
     if args.json:
         json.dump(report.as_json(), sys.stdout, indent=2)

@@ -20,7 +20,7 @@ from typing import Any
 
 from bot.cli.record import Recording
 from bot.console import ConsoleReporter
-from bot.wiring import ENGINES, Setting, build_model, investigate, scenario_setting
+from bot.wiring import ENGINES, SEARCH_CHOICES, Setting, build_model, investigate, scenario_setting
 from engines.errors import TriageError
 from engines.events import Event, EventSink, discard
 from engines.react import InvestigationResult
@@ -42,6 +42,8 @@ def register(subparsers: Any) -> None:
         help="'analyzer' (offline, the default without OPENAI_API_KEY) or an OpenAI model name",
     )
     parser.add_argument("--engine", default="react", choices=ENGINES, help="reasoning engine")
+    parser.add_argument("--search", default="bfs", choices=SEARCH_CHOICES,
+                        help="how tot explores its hypotheses: beam (bfs) or depth-first (dfs)")
     parser.add_argument("--json", action="store_true", help="print only the diagnosis as JSON")
     parser.add_argument(
         "--no-record", dest="record", action="store_false",
@@ -113,7 +115,7 @@ async def run(args: argparse.Namespace) -> int:
         sink = show if recording is None else both(show, recording.append)
         try:
             result = await investigate(
-                args.text, setting, model, engine=args.engine, sink=sink,
+                args.text, setting, model, engine=args.engine, sink=sink, search=args.search,
                 incident_id=recording.investigation_id if recording else None,
             )
         except BaseException as exc:  # Ctrl-C (or a bug): the record ends all the same

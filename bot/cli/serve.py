@@ -48,7 +48,15 @@ from bot.store import StoreError
 from bot.store.url import describe, resolve_url
 from bot.streaming import Mode, StreamingPolicy, mode_from_env
 from bot.telemetry import MeteredModel, Telemetry, metered_retry_handlers
-from bot.wiring import ANALYZER, ENGINES, Setting, build_model, investigate, scenario_setting
+from bot.wiring import (
+    ANALYZER,
+    ENGINES,
+    SEARCH_CHOICES,
+    Setting,
+    build_model,
+    investigate,
+    scenario_setting,
+)
 from engines.errors import ConfigurationError
 from engines.model import Model
 from engines.react import InvestigationResult
@@ -86,6 +94,8 @@ def register(subparsers: Any) -> None:
         "--engine", default="reflexion", choices=ENGINES,
         help="reasoning engine (default: reflexion)",
     )
+    parser.add_argument("--search", default="bfs", choices=SEARCH_CHOICES,
+                        help="how tot explores its hypotheses: beam (bfs) or depth-first (dfs)")
     parser.add_argument(
         "--grace", type=_grace, default=DEFAULT_GRACE, metavar="SECONDS",
         help="on SIGTERM, how long running investigations get to finish before the bot exits "
@@ -108,7 +118,8 @@ def _grace(value: str) -> float:
     return seconds
 
 
-def make_runner(setting: Setting, model: Model, engine: str = "react") -> Runner:
+def make_runner(setting: Setting, model: Model, engine: str = "react",
+                search: str = "bfs") -> Runner:
     """Investigations run through the same wiring as `triage investigate`. A resumed run
     keeps its incident's clock; notes (a human's correction) need Reflexion, and the ReAct
     engine gets the correction as a constraint only."""
@@ -127,6 +138,7 @@ def make_runner(setting: Setting, model: Model, engine: str = "react") -> Runner
             lessons=request.lessons,
             resume=request.resume,
             notes=request.notes if engine == "reflexion" else (),
+            search=search,
         )
 
     return run_one
@@ -155,7 +167,7 @@ async def run(args: argparse.Namespace) -> int:
         try:
             await serve(
                 settings,
-                make_runner(setting, model, args.engine),
+                make_runner(setting, model, args.engine, args.search),
                 model_name=model.name,
                 policy=policy,
                 host=args.host,

@@ -268,7 +268,7 @@ class Store(LessonsMixin):
     async def add_constraint(
         self, investigation_id: str, constraint: Constraint, *, at: datetime | None = None
     ) -> None:
-        """Remember a steering reply (as parsed by `parse_constraint`) when it was given."""
+        """Remember a steering reply (as read by `engines.steering`) when it was given."""
         async with self._write() as conn:
             await require_investigation(conn, investigation_id)
             await conn.execute(

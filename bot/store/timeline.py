@@ -18,8 +18,10 @@ from engines.events import (
     ConstraintApplied,
     ConstraintWithdrawn,
     DiagnosisSubmitted,
+    EngineChosen,
     ErrorOccurred,
     Event,
+    HypothesesUpdated,
     InvestigationStarted,
     InvestigationStopped,
     LessonsRetrieved,
@@ -29,6 +31,7 @@ from engines.events import (
     ToolCalled,
 )
 from engines.evidence import Located, locate, placed
+from engines.hypotheses import board_line, limits_text
 
 TEXT_LIMIT = 160
 
@@ -107,6 +110,14 @@ def entry(event: Event) -> Entry:
             problems = ", ".join(event.problems) or "no problem named"
             text = f"attempt {event.attempt} rejected ({problems}): {event.text} — {then}"
             return Entry(event.at, event.step, "reflection", clip(text))
+        case HypothesesUpdated():
+            listed = "; ".join(board_line(h) for h in event.hypotheses[:4]) or "none yet"
+            testing = f" testing {', '.join(event.expanding)}:" if event.expanding else ""
+            return Entry(event.at, event.step, "hypotheses", clip(f"{event.search}{testing} "
+                                                                   f"{listed}"))
+        case EngineChosen():
+            text = f"{event.engine}: {event.reason} ({limits_text(event.limits)})"
+            return Entry(event.at, None, "engine", clip(text))
         case InvestigationStopped():
             text = f"{event.reason}: {event.detail}" if event.detail else event.reason
             return Entry(event.at, event.step, "stopped", clip(text))

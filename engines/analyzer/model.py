@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from engines.analyzer import narrate
+from engines.analyzer.analysis import analyse, report_of
 from engines.analyzer.candidates import Candidate
-from engines.analyzer.detectors import run_detectors
 from engines.analyzer.detectors._common import DESCRIBE, SIGNALS, WORKLOADS
-from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.diagnose import diagnosis_arguments, gather_evidence
 from engines.analyzer.facts import Facts
+from engines.analyzer.hypotheses import AnalyzerHypotheses
 from engines.analyzer.planner import (
     Toolbox,
     evidence_calls,
@@ -37,20 +36,17 @@ from engines.analyzer.planner import (
     survey,
     sweep,
 )
-from engines.analyzer.ranking import is_rejected, rank
-from engines.analyzer.readers import build_facts
 from engines.analyzer.reflect import reflect
-from engines.analyzer.rejections import parse_rejections
-from engines.analyzer.scope import Scope, build_scope
-from engines.analyzer.transcript import Transcript, read_transcript
+from engines.analyzer.scope import Scope
+from engines.analyzer.transcript import Transcript
 from engines.diagnosis import SUBMIT_TOOL
-from engines.model import ModelReply, ModelRequest, ToolCall, ToolSpec, UserMessage
+from engines.model import ModelReply, ModelRequest, ToolCall, ToolSpec
 from engines.short_catalog import LIST_TOOLS, read_listing
 
 LAST_TURN = 8  # submit by this turn of an attempt whatever happens: the step budget
 
 
-class AnalyzerModel:
+class AnalyzerModel(AnalyzerHypotheses):
     """`--model analyzer`: the offline model behind `triage demo` and the evaluation."""
 
     @property
@@ -69,38 +65,6 @@ class AnalyzerModel:
                        getattr(result, "diagnosis", None), "; ".join(problems))
 
 
-def _report(request: ModelRequest) -> str:
-    text = request.context.get("incident")
-    if isinstance(text, str) and text.strip():
-        return text
-    first = next((m for m in request.messages if isinstance(m, UserMessage)), None)
-    return first.content if first else ""
-
-
-def _now(request: ModelRequest) -> datetime:
-    now = request.context.get("now")
-    return now if isinstance(now, datetime) else datetime.now(UTC)
-
-
-def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candidate],
-                                           list[Candidate]]:
-    """Facts, scope and ranked candidates from everything in the request, and apart the
-    candidates an evaluator doubted: never submitted again, they remain rivals."""
-    transcript = read_transcript(request.messages)
-    constraints = request.constraint_set
-    excluded = constraints.excluded_namespaces
-    facts = build_facts(transcript.observations, _now(request), excluded)
-    scope = build_scope(_report(request), facts, facts.now, focus=constraints.focus,
-                        ignored=constraints.ignored)
-    rejected = parse_rejections((*transcript.user_texts, *request.lessons))
-    ranked = rank(run_detectors(facts, scope), scope, callers_by_callee(facts),
-                  excluded=excluded, rejected=[r for r in rejected if not r.doubted])
-    ranked = [c for c in ranked if not constraints.rules_out(c.category, c.culprit.name)]
-    doubts = [r for r in rejected if r.doubted]
-    doubted = [c for c in ranked if is_rejected(c, doubts)]
-    return transcript, facts, scope, [c for c in ranked if c not in doubted], doubted
-
-
 def decide(request: ModelRequest) -> ModelReply:
     """One turn: the next calls, or the diagnosis."""
     transcript, facts, scope, ranked, doubted = analyse(request)
@@ -112,7 +76,7 @@ def decide(request: ModelRequest) -> ModelReply:
     if not must_submit:
         box = Toolbox({k: v for k, v in specs.items() if k != SUBMIT_TOOL}, transcript,
                       request.constraint_set.excluded_namespaces)
-        thought = _plan(box, transcript, facts, scope, ranked, _report(request))
+        thought = _plan(box, transcript, facts, scope, ranked, report_of(request))
         if box.calls:
             calls = tuple(ToolCall(f"analyzer_{request.step}_{i}", tool, args,
                                    json.dumps(args, sort_keys=True))

@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engines.diagnosis import Diagnosis
+from engines.diagnosis import Culprit, Diagnosis
 from engines.events import (
     ConstraintApplied,
     ConstraintWithdrawn,
     DiagnosisSubmitted,
+    EngineChosen,
     ErrorOccurred,
     Event,
+    HypothesesUpdated,
     InvestigationStarted,
     InvestigationStopped,
     LessonsRetrieved,
@@ -20,6 +22,7 @@ from engines.events import (
     ThoughtRecorded,
     ToolCalled,
 )
+from engines.hypotheses import Hypothesis
 
 T0 = datetime(2026, 11, 30, 10, 0, 0, 123456, tzinfo=UTC)
 DIAGNOSIS = Diagnosis.model_validate(
@@ -46,6 +49,18 @@ POD_DATA: dict[str, Any] = {
     "ratio": 1.0,
     "quirks": {1: "int key", "$ref": "dollar key"},
 }
+
+
+CHECKOUT = Culprit(kind="Deployment", namespace="shop", name="checkout")
+HYPOTHESES = (
+    Hypothesis.of("oom_killed", CHECKOUT, confirm_by="OOMKilled in the pod status",
+                  refute_by="no OOMKilled", score=0.82, state="confirmed",
+                  evidence=("OOMKilled",)),
+    Hypothesis.of("bad_rollout", CHECKOUT, score=0.3, state="refuted",
+                  refuted_by="the new revision fails in a more specific way"),
+    Hypothesis.of("dependency_failure", Culprit(kind="Deployment", namespace="shop",
+                                                name="cart"), score=0.2),
+)
 
 
 def at(seconds: float) -> datetime:
@@ -81,6 +96,10 @@ def one_of_each(investigation_id: str = "inv1") -> list[Event]:
             "ERROR: metrics_workload_signals timed out after 10s", None, True, 10.0, 12, 12, at(3),
         ),
         ErrorOccurred(i, 2, "the model answered malformed JSON; asked again", False, at(3.5)),
+        HypothesesUpdated(i, 2, HYPOTHESES, ("oom_killed:Deployment/shop/checkout",), "dfs",
+                          at(3.7)),
+        EngineChosen(i, "tot", "2 namespaces and a call chain", {"max_steps": 15.0,
+                     "min_steps": 2.0, "timeout_seconds": 300.0, "token_budget": 4e5}, at=at(3.8)),
         DiagnosisSubmitted(i, 3, DIAGNOSIS, at(4)),
         ReflectionRecorded(
             i, 3, 1, ("evidence quote not found",), "Check the metrics again.", True, at(4.5)

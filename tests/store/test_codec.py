@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from bot.store import CodecError
 from bot.store.codec import decode_any, decode_event, dumps, encode_any, encode_event, loads
+from engines.diagnosis import Diagnosis
 from engines.events import Event, ObservationReceived, ThoughtRecorded
 from tests.store.samples import DIAGNOSIS, POD_DATA, T0, one_of_each
 
@@ -53,7 +54,10 @@ def _sample(tp: Any, name: str) -> Any:
     if tp is datetime:
         return T0
     if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return DIAGNOSIS
+        return DIAGNOSIS if tp is Diagnosis else DIAGNOSIS.culprit
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a value inside an event
+        hints = get_type_hints(tp)
+        return tp(**{f.name: _sample(hints[f.name], f.name) for f in dataclasses.fields(tp)})
     if origin is tuple:
         return tuple(_sample(get_args(tp)[0], name) for _ in range(2))
     if origin is list:

@@ -1,0 +1,210 @@
+"""Tree-of-Thought: rival root-cause hypotheses, each tested until one stands.
+
+After each step the model proposes up to k hypotheses (category, culprit, what would
+confirm and what would refute each) and scores them on the evidence; before the next, the
+engine picks which to expand and asks for the calls that best tell them apart, in a user
+message: breadth-first (`bfs`, the best `beam` open ones, re-ranked every step) or
+depth-first (`dfs`, one hypothesis dug into until it is confirmed or refuted, then
+backtracking to the best open rival). It concludes when one hypothesis is confirmed and
+every rival within `margin` of its score is refuted; the hard limits still apply.
+
+There is no second loop: this is a `StepGuide` of the one ReAct loop, which runs the tools,
+takes the constraints, keeps the budgets and emits the events. A hypothesis the humans rule
+out is refuted and never proposed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import ValidationError
+
+from engines.constraints import ConstraintInbox, ConstraintSet
+from engines.diagnosis import Diagnosis, RuledOut
+from engines.events import Event, EventSink, HypothesesUpdated, InvestigationStopped, discard
+from engines.hypotheses import Hypothesis, HypothesisModel, human_refusals
+from engines.hypotheses_asked import operations_for
+from engines.incident import Incident
+from engines.model import Model, ModelRequest, Usage
+from engines.react import (
+    AfterStep,
+    EngineConfig,
+    InvestigationResult,
+    ReactEngine,
+    RunState,
+    ToolRunner,
+    announce,
+    emit,
+)
+
+Search = Literal["bfs", "dfs"]
+SEARCHES: tuple[Search, ...] = ("bfs", "dfs")
+
+
+@dataclass(frozen=True, slots=True)
+class TotConfig:
+    k: int = 4  # hypotheses proposed
+    beam: int = 2  # expanded per step, breadth-first
+    search: Search = "bfs"
+    margin: float = 0.7  # rivals scoring at least this share of the leader must be refuted
+
+
+class TreeSearch:
+    """The hypothesis board and the choice of what to expand: a StepGuide."""
+
+    def __init__(self, ops: HypothesisModel, config: TotConfig) -> None:
+        self.ops = ops
+        self.config = config
+        self.board: dict[str, Hypothesis] = {}
+        self.focus: str | None = None  # dfs: the hypothesis being dug into
+        self.expanded: list[tuple[str, ...]] = []  # what each step expanded, in order
+        self._counted = Usage()
+
+    # ------------------------------------------------------------ the StepGuide hooks
+
+    async def before_ask(self, run: RunState, request: ModelRequest) -> Sequence[str]:
+        self._humans(run.constraints)
+        expanding = self._select(run.constraints)
+        if not self.board:
+            return ()
+        await self._publish(run, expanding)
+        if not expanding:
+            return ()
+        self.expanded.append(expanding)
+        return (self._note(expanding),)
+
+    async def after_step(self, run: RunState, request: ModelRequest) -> str | None:
+        live = [h for h in self.board.values() if h.state != "refuted"]
+        if live:
+            for h in await self.ops.score(request, live):
+                if h.id in self.board:
+                    self.board[h.id] = h
+        self._humans(run.constraints)
+        why = self._concluded()
+        if why is None and sum(h.state == "open" for h in self.board.values()) < \
+                self.config.beam:
+            for h in await self.ops.propose(request, self.config.k):
+                if h.id not in self.board and not run.constraints.rules_out(
+                        h.category, h.culprit.name):
+                    self.board[h.id] = h  # a refuted one stays refuted: never re-proposed
+        self._count(run)
+        if why:
+            await self._publish(run, ())
+        return why
+
+    def amend(self, diagnosis: Diagnosis) -> Diagnosis:
+        """The rivals considered and the evidence against each, on the submitted answer."""
+        chosen = (diagnosis.category, diagnosis.culprit)
+        against = list(diagnosis.ruled_out)
+        for h in self.board.values():
+            if h.state != "refuted" or (h.category, h.culprit) == chosen:
+                continue
+            try:
+                against.append(RuledOut.model_validate(
+                    {"category": h.category, "culprit": h.culprit, "reason": h.refuted_by}))
+            except ValidationError:
+                continue
+        return diagnosis.model_copy(update={"ruled_out": against})
+
+    # ------------------------------------------------------------ the search
+
+    def restore(self, events: Sequence[Event]) -> None:
+        """The board of an interrupted run: its last published state."""
+        last = next((e for e in reversed(events) if isinstance(e, HypothesesUpdated)), None)
+        if last is not None:
+            self.board = {h.id: h for h in last.hypotheses}
+            self.focus = last.expanding[0] if last.expanding else None
+
+    def ranked(self) -> list[Hypothesis]:
+        return sorted(self.board.values(), key=lambda h: (-h.score, h.id))
+
+    def _select(self, constraints: ConstraintSet) -> tuple[str, ...]:
+        wanted = {v.lower() for v in constraints.focus}
+        open_ = [h for h in self.ranked() if h.state == "open"]
+        dug = [h for h in open_ if h.culprit.name.lower() in wanted
+               or h.culprit.namespace.lower() in wanted]  # "dig into" goes first
+        order = dug + [h for h in open_ if h not in dug]
+        if not order:
+            return ()
+        if self.config.search == "bfs":
+            return tuple(h.id for h in order[: self.config.beam])
+        if self.focus is None or self.board[self.focus].state != "open" or (
+                dug and self.board[self.focus] not in dug):
+            self.focus = order[0].id  # backtrack to the best open rival
+        return (self.focus,)
+
+    def _concluded(self) -> str | None:
+        confirmed = [h for h in self.ranked() if h.state == "confirmed"]
+        if not confirmed:
+            return None
+        best = confirmed[0]
+        close = [h for h in self.board.values() if h is not best and h.state != "refuted"
+                 and h.score >= self.config.margin * best.score]
+        if close:
+            return None
+        refuted = [h for h in self.board.values() if h.state == "refuted"]
+        rivals = "; ".join(f"{h.label}: {h.refuted_by}" for h in refuted[:3]) or "none close"
+        return f"{best.label} is confirmed and its rivals are refuted ({rivals})"
+
+    def _humans(self, constraints: ConstraintSet) -> None:
+        marked = human_refusals(list(self.board.values()), constraints)
+        self.board = {h.id: h for h in marked}
+
+    def _note(self, expanding: tuple[str, ...]) -> str:
+        lines = [f"- {self.board[i].label}: confirmed if {self.board[i].confirm_by}; refuted "
+                 f"if {self.board[i].refute_by}" for i in expanding]
+        refuted = [h.label for h in self.board.values() if h.state == "refuted"]
+        said = ("Hypotheses to test now. Choose the tool calls that best tell them apart, "
+                "or submit when one is confirmed and its rivals refuted:\n" + "\n".join(lines))
+        if refuted:
+            said += "\nRefuted, do not pursue: " + "; ".join(refuted)
+        return said
+
+    async def _publish(self, run: RunState, expanding: tuple[str, ...]) -> None:
+        await run.emit(HypothesesUpdated(run.incident.id, run.step, tuple(self.ranked()),
+                                         expanding, self.config.search))
+
+    def _count(self, run: RunState) -> None:
+        """What the operations cost (an LLM's turns) counts in the run's budget."""
+        now = self.ops.usage
+        run.usage = run.usage + Usage(now.input_tokens - self._counted.input_tokens,
+                                      now.output_tokens - self._counted.output_tokens)
+        self._counted = now
+
+
+class TotEngine:
+    """ReAct steps guided by a tree of hypotheses."""
+
+    name = "tot"
+
+    def __init__(self, config: EngineConfig | None = None, tot: TotConfig | None = None) -> None:
+        self.react = ReactEngine(config)
+        self.config = self.react.config
+        self.tot = tot or TotConfig()
+        self.last_search: TreeSearch | None = None
+
+    async def run(
+        self,
+        incident: Incident,
+        model: Model,
+        toolset: ToolRunner,
+        inbox: ConstraintInbox | None = None,
+        sink: EventSink = discard,
+        *,
+        constraints: ConstraintSet | None = None,
+        lessons: Sequence[str] = (),
+        after_step: AfterStep | None = None,
+        resume: Sequence[Event] = (),
+    ) -> InvestigationResult:
+        if not resume:
+            await announce(sink, incident, model, self.name, self.config.max_steps, lessons)
+        search = self.last_search = TreeSearch(operations_for(model), self.tot)
+        search.restore(resume)
+        result = await self.react.attempt(
+            incident, model, toolset, inbox, sink, constraints=constraints, lessons=lessons,
+            after_step=after_step, resume=resume, guide=search)
+        await emit(
+            sink, InvestigationStopped(incident.id, result.steps, result.reason, result.detail))
+        return result
