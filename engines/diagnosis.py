@@ -7,10 +7,12 @@ model with the exact validation error instead of being accepted half-formed.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
+
+from engines._schema import clean_schema
 
 Category = Literal[
     "oom_killed",
@@ -77,9 +79,10 @@ class Evidence(BaseModel):
 
 
 class RuledOut(BaseModel):
-    """A rival cause the investigation considered and set aside, with what speaks against it
-    (the observation that refutes it, or the human who ruled it out)."""
+    """A rival cause set aside, and why."""
 
+    # What speaks against it: the observation that refutes it, or the human who ruled it
+    # out. (The docstring is the model's description of the field: kept short.)
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     category: Category
@@ -88,9 +91,11 @@ class RuledOut(BaseModel):
 
 
 class Diagnosis(BaseModel):
-    """An investigation's structured answer. `ruled_out` is optional: diagnoses stored
-    before the search engines existed still validate."""
+    """An investigation's structured answer."""
 
+    # `ruled_out` is optional so that diagnoses stored before the search engines existed
+    # still validate. Docstrings and descriptions here are sent to the model in the
+    # submit tool's schema: they say what to put, never the code's history.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     category: Category
@@ -100,8 +105,7 @@ class Diagnosis(BaseModel):
     fix: str = ""
     confidence: float = Field(ge=0.0, le=1.0)
     ruled_out: list[RuledOut] = Field(
-        default_factory=list, description="Rival causes considered and the evidence against "
-        "each (optional).")
+        default_factory=list, description="Rivals set aside (optional).")
 
     @field_validator("evidence")
     @classmethod
@@ -179,3 +183,15 @@ def is_correct(diagnosis: Diagnosis | None, truth: Truth) -> bool:
     if want.kind in WORKLOAD_KINDS:
         return got.kind in {"Pod", "ReplicaSet", "Job"} and _owned_by(got.name, want.name)
     return False
+
+
+def submit_schema() -> dict[str, Any]:
+    """The submit tool's JSON schema as a model is sent it: the diagnosis's, with a rival's
+    category and culprit said once ("as above") instead of the taxonomy and the culprit's
+    shape repeated; every token of a tool schema is paid on every turn. What the model
+    sends is still validated against the full model."""
+    schema = clean_schema(Diagnosis.model_json_schema())
+    rival = schema["properties"]["ruled_out"]["items"]["properties"]
+    rival["category"] = {"type": "string", "description": "a category, as above"}
+    rival["culprit"] = {"type": "object", "description": "kind, namespace, name, as above"}
+    return schema

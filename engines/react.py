@@ -23,10 +23,9 @@ from engines import _intake, prompts
 from engines._history import History
 from engines._loop import LoopDetector, call_key
 from engines._replay import replay
-from engines._schema import clean_schema
 from engines.budgets import DEFAULT_CONTEXT_TOKENS, reply_tokens
 from engines.constraints import ConstraintInbox, ConstraintSet
-from engines.diagnosis import SUBMIT_TOOL, Diagnosis
+from engines.diagnosis import SUBMIT_TOOL, Diagnosis, submit_schema
 from engines.errors import ModelError, TriageError
 from engines.events import (
     DiagnosisSubmitted,
@@ -68,7 +67,7 @@ SUBMIT_SPEC = ToolSpec(
     SUBMIT_TOOL,
     "Submit the final diagnosis and end the investigation. Evidence quotes must be copied "
     "verbatim from tool observations.",
-    clean_schema(Diagnosis.model_json_schema()),
+    submit_schema(),
 )
 AfterStep = Callable[[int], Awaitable[None]]
 

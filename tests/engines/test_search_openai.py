@@ -138,7 +138,9 @@ async def test_got_through_the_loopback_api_fixes_an_unquoted_merge() -> None:
         assert not server.refusals
     assert result.reason == "diagnosed" and result.attempts == 2
     assert result.diagnosis is not None
-    assert [e.quote for e in result.diagnosis.evidence] == ["OOMKilled"]
+    # the fixed answer's quote, made whole (engines.evidence) from the row that shows it
+    assert [e.found for e in result.diagnosis.evidence] == [True]
+    assert "last_reason: OOMKilled" in result.diagnosis.evidence[0].quote
     said = [e.text for e in events if isinstance(e, ThoughtRecorded)]
     assert any("'memory leak in v2.4' occurs in no observation" in t for t in said)
     assert "failed verification" in bodies[5]["messages"][-1]["content"]
