@@ -12,29 +12,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Protocol
+from collections.abc import Sequence
 
 from pydantic import ValidationError
 
 from engines import _intake, prompts
 from engines._history import History
-from engines._loop import LoopDetector, call_key
+from engines._loop import call_key
 from engines._replay import replay
-from engines.budgets import DEFAULT_CONTEXT_TOKENS, reply_tokens
+from engines.budgets import reply_tokens
 from engines.constraints import ConstraintInbox, ConstraintSet
-from engines.diagnosis import SUBMIT_TOOL, Diagnosis, submit_schema
+from engines.diagnosis import SUBMIT_TOOL, Diagnosis
 from engines.errors import ModelError, TriageError
 from engines.events import (
     DiagnosisSubmitted,
     ErrorOccurred,
     Event,
     EventSink,
-    InvestigationStarted,
     InvestigationStopped,
-    LessonsRetrieved,
     ObservationReceived,
     StopReason,
     ThoughtRecorded,
@@ -56,161 +51,44 @@ from engines.model import (
     Usage,
     UserMessage,
 )
+from engines.run_state import (
+    SUBMIT_SPEC as SUBMIT_SPEC,
+)
+from engines.run_state import (
+    AfterStep as AfterStep,
+)
+from engines.run_state import (
+    EngineConfig as EngineConfig,
+)
+from engines.run_state import (
+    InvestigationResult as InvestigationResult,
+)
+from engines.run_state import (
+    RunState as RunState,
+)
+from engines.run_state import (
+    StepGuide as StepGuide,
+)
+from engines.run_state import (
+    ToolRunner as ToolRunner,
+)
+from engines.run_state import (
+    _prompt_tokens,
+    _reads_tools_as_text,
+    _Run,
+)
+from engines.run_state import (
+    announce as announce,
+)
+from engines.run_state import (
+    emit as emit,
+)
 from engines.short_catalog import asked_for, offered, wants_short_catalog
 from engines.steering import Vocabulary
 from engines.text_transcript import catalog_tokens
 from engines.tokens import count_tokens
 
 log = logging.getLogger(__name__)
-
-SUBMIT_SPEC = ToolSpec(
-    SUBMIT_TOOL,
-    "Submit the final diagnosis and end the investigation. Evidence quotes must be copied "
-    "verbatim from tool observations.",
-    submit_schema(),
-)
-AfterStep = Callable[[int], Awaitable[None]]
-
-
-class StepGuide(Protocol):
-    """How a search engine (tot, got) steers the one ReAct loop without a loop of its own.
-
-    `before_ask` runs after the step's constraints were taken and returns notes (user
-    messages) for this step's turn, such as the hypotheses to discriminate; `after_step`
-    runs once the step's observations are in and returns why to conclude now (a confirmed
-    hypothesis), or None to go on; `amend` sees a submitted diagnosis before its event.
-    """
-
-    async def before_ask(self, run: RunState, request: ModelRequest) -> Sequence[str]: ...
-
-    async def after_step(self, run: RunState, request: ModelRequest) -> str | None: ...
-
-    def amend(self, diagnosis: Diagnosis) -> Diagnosis: ...
-
-
-@lru_cache(maxsize=64)
-def _prompt_tokens(text: str) -> int:
-    """The system prompt changes only when a constraint arrives: count it once."""
-    return count_tokens(text)
-
-
-def _reads_tools_as_text(model: Model) -> bool:
-    """Whether the model is sent its tools as prose (OpenAIModel in text mode says so)."""
-    return bool(getattr(model, "text_mode", False))
-
-
-class ToolRunner(Protocol):
-    """What the engine needs of a toolset (tools.toolset.Toolset is the real one)."""
-
-    @property
-    def names(self) -> tuple[str, ...]: ...
-
-    def specs(self) -> tuple[ToolSpec, ...]: ...
-
-    def core_specs(self) -> tuple[ToolSpec, ...]: ...
-
-    def describe(self, call: ToolCall) -> str: ...
-
-    async def call(self, call: ToolCall) -> Any: ...
-
-
-@dataclass(frozen=True, slots=True)
-class EngineConfig:
-    """Limits of one investigation. Defaults suit an LLM; the analyzer needs far fewer.
-
-    `context_tokens` is the model's window (engines.budgets): the history is compacted so
-    that system prompt, tool schemas, messages and the reply's room fit in it.
-    """
-
-    max_steps: int = 15
-    timeout_seconds: float = 300.0
-    token_budget: int = 400_000
-    context_tokens: int = DEFAULT_CONTEXT_TOKENS
-    max_empty_replies: int = 3
-    min_steps: int = 0  # a guide may not conclude before this step (the router's presets)
-    final_turn_seconds: float = 30.0
-    pause_seconds: float = 1800.0  # how long a human's "hold on" holds before it goes on
-
-
-@dataclass(frozen=True, slots=True)
-class InvestigationResult:
-    """How a run ended, with the figures the harness and the bot report."""
-
-    investigation_id: str
-    diagnosis: Diagnosis | None
-    reason: StopReason
-    detail: str
-    steps: int
-    tool_calls: int
-    usage: Usage
-    seconds: float
-    observation_tokens: int = 0
-    raw_observation_tokens: int = 0
-    transcript: tuple[Message, ...] = ()
-    error: TriageError | None = None
-    observations: tuple[tuple[str, str], ...] = ()
-    reflections: tuple[str, ...] = ()
-    attempts: int = 1
-
-
-async def emit(sink: EventSink, event: Event) -> None:
-    """Deliver an event; a failing sink (Slack down) must not end the investigation."""
-    try:
-        await sink(event)
-    except Exception:
-        log.exception("event sink failed on %s", event.kind)
-
-
-async def announce(
-    sink: EventSink,
-    incident: Incident,
-    model: Model,
-    engine: str,
-    max_steps: int,
-    lessons: Sequence[str],
-) -> None:
-    """The events that open a run: it started, and which lessons it was given."""
-    await emit(
-        sink,
-        InvestigationStarted(
-            incident.id, incident.text, model.name, engine, max_steps, incident.now
-        ),
-    )
-    if lessons:
-        await emit(sink, LessonsRetrieved(incident.id, 0, tuple(lessons)))
-
-
-@dataclass(slots=True)
-class _Run:
-    """Mutable state of one run, kept out of the engine so the engine is reusable."""
-
-    incident: Incident
-    model: Model
-    toolset: ToolRunner
-    inbox: ConstraintInbox
-    sink: EventSink
-    constraints: ConstraintSet
-    history: History
-    lessons: tuple[str, ...]
-    step: int = 0
-    first_step: int = 0
-    tool_calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    observation_tokens: int = 0
-    raw_observation_tokens: int = 0
-    empty_replies: int = 0
-    observations: list[tuple[int, str, str]] = field(default_factory=list)  # step, tool, text
-    diagnosis: Diagnosis | None = None
-    loop: LoopDetector = field(default_factory=LoopDetector)
-    deadline: asyncio.Timeout | None = None
-    asked_tools: set[str] = field(default_factory=set)  # added to a short catalog on request
-    guide: StepGuide | None = None
-
-    async def emit(self, event: Event) -> None:
-        await emit(self.sink, event)
-
-
-RunState = _Run  # what a StepGuide is shown of a run
 
 
 class ReactEngine:
