@@ -19,6 +19,7 @@ from slack_sdk.models.messages.chunk import MarkdownTextChunk, PlanUpdateChunk, 
 from bot._blocks import Block, Message, clean, clip, escape, masked, preview, section
 from bot.render import THUMBS_BLOCK, StepView
 from engines.diagnosis import Diagnosis
+from engines.hypotheses import Hypothesis as Board
 
 TaskStatus = Literal["pending", "in_progress", "complete", "error"]
 Chunk = dict[str, Any]
@@ -163,6 +164,28 @@ class Plan:
             if item.status not in ("in_progress", "error"):
                 item.status = "pending"
         return before != ([(h.id, h.status) for h in self.items], self.leading)
+
+    def board(self, hypotheses: Sequence[Board], expanding: Sequence[str] = ()) -> bool:
+        """Take a search engine's board (tot, got): confirmed complete, refuted errors with
+        what refuted them, open pending, and in progress the one expanded (else the best
+        open one). True when the plan changed."""
+        before = [(h.id, h.status, h.note) for h in self.items], self.leading
+        ranked = sorted(hypotheses, key=lambda h: -h.score)
+        leader = next((h for h in ranked if h.id in expanding and h.state == "open"),
+                      next((h for h in ranked if h.state == "open"), None))
+        for entry in ranked:
+            status: TaskStatus = {"confirmed": "complete", "refuted": "error"}.get(
+                entry.state, "pending")  # type: ignore[assignment]
+            if entry is leader:
+                status = "in_progress"
+            note = clip(entry.refuted_by, 120) if entry.state == "refuted" else \
+                f"score {entry.score:.2f}"
+            item = self._find(clip(entry.label, 120))
+            item.status, item.note = status, note
+        confirmed = next((h for h in ranked if h.state == "confirmed"), None)
+        chosen = confirmed or leader
+        self.leading = clip(chosen.label, 120) if chosen is not None else self.leading
+        return before != ([(h.id, h.status, h.note) for h in self.items], self.leading)
 
     def diagnosed(self, diagnosis: Diagnosis) -> None:
         """The engine submitted an answer: it is the confirmed hypothesis."""

@@ -222,6 +222,8 @@ class ThreadReporter:
                     event.attempt, event.problems, event.text, event.retrying)))
             case HypothesesUpdated():
                 self.hypotheses = event.hypotheses  # the board (its own message) reads these
+                if self.plan.board(event.hypotheses, event.expanding):
+                    self.outbox.put(PlanUpdate(self.thread, self.plan))
             case EngineChosen():
                 self.outbox.put(Post(self.thread, render.engine_message(
                     event.engine, event.reason, limits_text(event.limits))))
