@@ -197,15 +197,18 @@ async def test_a_store_failing_mid_run_is_a_warning_and_the_diagnosis_is_printed
     is still written, the diagnosis printed, the exit status 0, and stderr says what is
     missing."""
     async with FakeOpenAIServer() as server:
-        server.script(Completion(None, (tool_call("submit_diagnosis", DIAGNOSIS),), delay=2))
+        server.script(Completion(None, (tool_call("submit_diagnosis", DIAGNOSIS),), delay=4))
         process = await asyncio.create_subprocess_exec(
             *_cli("--json"), cwd=ROOT, env=_environment(server, fresh_db_url),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         try:
-            for _ in range(300):
-                if server.chat_requests:  # the record exists: it is made before the run
+            # The record exists once the model is asked: it is made before the run. A loaded
+            # machine may take many seconds to start the CLI; the model's delay holds the run.
+            for _ in range(1500):
+                if server.chat_requests or process.returncode is not None:
                     break
                 await asyncio.sleep(0.02)
+            assert server.chat_requests, "the CLI never asked the model"
             store = await Store.open(fresh_db_url)
             try:
                 async with store._db.begin() as conn:
