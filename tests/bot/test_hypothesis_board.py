@@ -152,3 +152,25 @@ async def test_a_click_on_a_hypothesis_no_longer_open_is_answered_not_applied(
         told = [c for c in slack.calls if c.method == "chat.postEphemeral"]
     assert "no longer on the board" in str(told[0].args.get("text"))
     assert not [e for e in events if isinstance(e, ConstraintApplied)]
+
+
+async def test_undo_on_a_rule_out_click_withdraws_it_before_the_engine_sees_it(
+        session: aiohttp.ClientSession) -> None:
+    model = HeldAnalyzer()
+    async with FakeSlack() as slack, _bot(slack, model) as bot:
+        sender = SlackSender(f"{bot.url}/slack/events", session)
+        _, ts = await sender.mention(CHANNEL, "UALICE", REPORT)
+        board = (await slack.wait_for(lambda f: _boards(f, ts)))[0]
+        action_id, value = _row(board, RIVAL, render_board.RULE_OUT_ACTION)
+        await sender.click(CHANNEL, "UBOB", board, action_id, value)
+        noted = (await slack.wait_for(lambda f: posted_with(f, CHANNEL, ts, "Noted")))[0]
+        reply = button(noted, render_steering.UNDO_ACTION)
+        await sender.click(CHANNEL, "UBOB", noted, render_steering.UNDO_ACTION, reply)
+        withdrawn = await slack.wait_for(lambda f: posted_with(f, CHANNEL, ts, "Withdrawn"))
+        assert "probe_failure:checkout" in withdrawn[0].all_text
+        model.gate.set()
+        await ended(slack, CHANNEL, ts)
+        events = await _events(bot, ts)
+    assert not [e for e in events if isinstance(e, ConstraintApplied)]
+    boards = [e for e in events if isinstance(e, HypothesesUpdated)]
+    assert all(h.refuted_by != HUMAN_RULED_OUT for b in boards for h in b.hypotheses)
