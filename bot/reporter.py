@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import assert_never
 
-from bot import charts, render
+from bot import charts, render, render_board
 from bot import render_steering as steering_render
 from bot import render_stream as agent_render
 from bot.feedback import final_state
@@ -104,6 +104,11 @@ class ThreadReporter:
         self.plan = agent_render.Plan()
         self._answered: dict[str, str] = {}  # tool → when it last answered (HH:MM:SS)
         self._revisions: dict[str, object] = {}  # workload → its rollout history's data
+        self._board_ts: str | None = None  # the hypothesis board, once posted
+        self._board_posted = False
+        self._board_shown: render.Message | None = None
+        self._board_step = 0
+        self._board_expanding: tuple[str, ...] = ()
 
     # --- what the registry and the approver call -----------------------------------------
 
@@ -221,7 +226,8 @@ class ThreadReporter:
                 self.outbox.put(Post(self.thread, render.reflection_message(
                     event.attempt, event.problems, event.text, event.retrying)))
             case HypothesesUpdated():
-                self.hypotheses = event.hypotheses  # the board (its own message) reads these
+                self.hypotheses = event.hypotheses  # the board's buttons look them up here
+                self._board(event)
                 if self.plan.board(event.hypotheses, event.expanding):
                     self.outbox.put(PlanUpdate(self.thread, self.plan))
             case EngineChosen():
@@ -328,7 +334,31 @@ class ThreadReporter:
         self.detail = detail
         self.ended = True
         self._ended_at = self._clock()
+        self._board()
         self._status(final=True)
+
+    def _board(self, event: HypothesesUpdated | None = None) -> None:
+        """The hypothesis board: posted on the first update, then edited in place (the
+        channel's queue keeps order, so the edit leaves after the post learnt its ts). With
+        no event the run has ended: the last board again, without its buttons."""
+        if event is not None:
+            self._board_step, self._board_expanding = event.step, event.expanding
+        elif not self._board_posted:
+            return
+        message = render_board.board_message(
+            self.investigation_id, self.hypotheses, self._board_step,
+            self._board_expanding if event is not None else (), buttons=event is not None)
+        if message == self._board_shown:
+            return  # nothing changed: no pointless edit
+        self._board_shown = message
+        if not self._board_posted:
+            self._board_posted = True
+            self.outbox.put(Post(self.thread, message, self._board_at))
+        else:
+            self.outbox.put(Update(self.thread, lambda: self._board_ts, message))
+
+    def _board_at(self, ts: str) -> None:
+        self._board_ts = ts
 
     def _status(self, *, final: bool = False) -> None:
         def message() -> render.Message | None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from slack_bolt.app.async_app import AsyncApp
 
-from bot.listeners import actions, commands, mentions, messages
+from bot.listeners import actions, board, commands, mentions, messages
 from bot.services import Services
 
 
 def register_all(app: AsyncApp, services: Services) -> None:
-    for module in (mentions, messages, commands, actions):
+    for module in (mentions, messages, commands, actions, board):
         module.register(app, services)
