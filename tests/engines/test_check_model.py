@@ -154,6 +154,15 @@ async def test_without_a_check_model_reflexion_trusts_the_rules() -> None:
     assert VERIFY_SPEC.name not in _purposes(main)
 
 
+async def test_a_check_model_that_is_the_main_model_adds_no_check() -> None:
+    main = ScriptedModel([reply("pods", call("k8s_pod_status", PODS)),
+                          reply("", call("submit_diagnosis", DIAGNOSIS))], name="big")
+    check = ScriptedModel([], name="big")  # any request to it fails the test
+    result, _ = await _run(ReflexionEngine(CONFIG, check=check), main)
+    assert result.reason == "diagnosed" and result.attempts == 1
+    assert check.requests == []
+
+
 def test_who_reads_an_unsure_reply() -> None:
     main, check, analyzer = ScriptedModel([], name="big"), ScriptedModel([], name="small"), \
         AnalyzerModel()
