@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.wiring import Setting, build_model, investigate, sandbox_setting
+from bot.wiring import Setting, build_check_model, build_model, investigate, sandbox_setting
 from engines.constraints import ConstraintInbox
 from engines.diagnosis import is_correct
 from engines.errors import TriageError
@@ -122,6 +122,7 @@ async def evaluate_one(
     engine: str,
     setting_factory: SettingFactory = sandbox_setting,
     search: str = "bfs",
+    check_factory: Callable[[], Model | None] = lambda: None,
 ) -> EvalResult:
     name = ref if isinstance(ref, str) else ref.name
     row = EvalResult(scenario=name)
@@ -159,6 +160,7 @@ async def evaluate_one(
             inbox=inbox,
             after_step=after_step,
             search=search,
+            check=check_factory(),
         )
         row.steps, row.tool_calls = result.steps, result.tool_calls
         row.tokens_in, row.tokens_out = result.usage.input_tokens, result.usage.output_tokens
@@ -186,15 +188,18 @@ async def evaluate(
     setting_factory: SettingFactory = sandbox_setting,
     on_result: Callable[[EvalResult], None] | None = None,
     search: str = "bfs",
+    check_model: str | None = None,
 ) -> EvalReport:
-    """Run every scenario, at most `jobs` at once, in the order given."""
+    """Run every scenario, at most `jobs` at once, in the order given; `check_model` (or
+    TRIAGE_CHECK_MODEL) verifies the diagnoses while `model` decides."""
     build_model(model)  # fail fast on a bad model name or missing key, before any run
+    build_check_model(check_model)
     gate = asyncio.Semaphore(max(1, jobs))
 
     async def one(ref: str | Path) -> EvalResult:
         async with gate:
             row = await evaluate_one(ref, lambda: build_model(model), engine, setting_factory,
-                                     search)
+                                     search, lambda: build_check_model(check_model))
         if on_result is not None:
             on_result(row)
         return row

@@ -56,6 +56,25 @@ def build_model(name: str | None = None) -> Model:
     return OpenAIModel(model=chosen)  # raises ConfigurationError without key or endpoint
 
 
+def check_model_name(name: str | None = None) -> str | None:
+    """`--check-model`, else `TRIAGE_CHECK_MODEL`, else none (the main model checks)."""
+    return name or os.environ.get("TRIAGE_CHECK_MODEL") or None
+
+
+def build_check_model(name: str | None = None) -> Model | None:
+    """The small model that verifies diagnoses and reads unsure replies, while the main
+    model decides; `analyzer` checks with no LLM. None when no check model is named."""
+    chosen = check_model_name(name)
+    return build_model(chosen) if chosen else None
+
+
+def reply_model(model: Model, check: Model | None) -> Model | None:
+    """Who reads a reply the rules are unsure of: the check model when there is one, else
+    the main model; never the analyzer, which is no reader (the rules' reading stands)."""
+    reader = check if check is not None else model
+    return None if reader.name == ANALYZER else reader
+
+
 def engine_config(model: Model) -> EngineConfig:
     """The analyzer finishes in a few steps; an LLM gets more room. The context budget is
     the model's window either way (engines.budgets)."""
@@ -65,21 +84,23 @@ def engine_config(model: Model) -> EngineConfig:
     return EngineConfig(context_tokens=window)
 
 
-def build_engine(name: str, model: Model, *, search: str = "bfs") -> Engine:
-    """An engine by name; `search` (bfs or dfs) is how tot explores its hypotheses."""
+def build_engine(name: str, model: Model, *, search: str = "bfs",
+                 check: Model | None = None) -> Engine:
+    """An engine by name; `search` (bfs or dfs) is how tot explores its hypotheses, `check`
+    the model that verifies diagnoses (got's verifier, Reflexion's evaluator)."""
     if search not in SEARCHES:
         raise ConfigurationError(f"unknown search {search!r}; choose bfs or dfs")
     if name == "react":
         return ReactEngine(engine_config(model))
     if name == "reflexion":
-        return ReflexionEngine(engine_config(model))
+        return ReflexionEngine(engine_config(model), check=check)
     chosen: Search = "dfs" if search == "dfs" else "bfs"
     if name == "tot":
         return TotEngine(engine_config(model), TotConfig(search=chosen))
     if name == "auto":
-        return AutoEngine(engine_config(model), chosen)
+        return AutoEngine(engine_config(model), chosen, check=check)
     if name == "got":
-        return GotEngine(engine_config(model))
+        return GotEngine(engine_config(model), check=check)
     raise ConfigurationError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
 
 
@@ -130,12 +151,13 @@ async def investigate(
     resume: Sequence[Event] = (),
     notes: Sequence[str] = (),
     search: str = "bfs",
+    check: Model | None = None,
 ) -> InvestigationResult:
     """Run one investigation end to end and return how it ended.
 
     `lessons` come from past incidents, `resume` is the event log of an interrupted run of
     the same incident, and `notes` (Reflexion only) open every attempt, such as a human's
-    correction of an earlier answer.
+    correction of an earlier answer. `check` verifies diagnoses instead of `model`.
     """
     incident = Incident(text=text, now=setting.now) if setting.now else Incident(text=text)
     if incident_id:
@@ -144,7 +166,7 @@ async def investigate(
     toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name)
     if inbox is None:
         inbox = ConstraintInbox()
-    runner = build_engine(engine, model, search=search)
+    runner = build_engine(engine, model, search=search, check=check)
     if isinstance(runner, ReflexionEngine):
         return await runner.run(
             incident,

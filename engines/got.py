@@ -142,8 +142,12 @@ class GotEngine:
 
     name = "got"
 
-    def __init__(self, config: EngineConfig | None = None, got: GotConfig | None = None) -> None:
+    def __init__(self, config: EngineConfig | None = None, got: GotConfig | None = None, *,
+                 check: Model | None = None) -> None:
+        """`check` is the model that verifies the merged diagnosis (a small model, or the
+        analyzer); without one the main model verifies its own merge."""
         self.react = ReactEngine(config)
+        self.check = check
         self.config = self.react.config
         self.got = got or GotConfig()
         sub = replace(self.config, max_steps=min(self.got.sub_steps, self.config.max_steps))
@@ -178,7 +182,7 @@ class GotEngine:
             await announce(sink, incident, model, self.name, self.config.max_steps, lessons)
         constraints = constraints if constraints is not None else ConstraintSet()
         inbox = inbox or ConstraintInbox()
-        ops = operations_for(model)
+        ops = operations_for(model, self.check)
         tools = (*toolset.specs(), SUBMIT_SPEC)
         parts = await ops.decompose(self._request(incident, constraints, lessons, tools, ()))
 

@@ -217,7 +217,41 @@ class AskedHypotheses:
             items, list) else []
 
 
-def operations_for(model: Model) -> HypothesisModel:
+class CheckedHypotheses:
+    """`HypothesisModel` of two models: the main one proposes, scores, decomposes and
+    merges (it decides); the check model only verifies, the cheap and frequent judgement a
+    small model (or the analyzer, with no LLM) is good enough for. `usage` counts both."""
+
+    def __init__(self, main: HypothesisModel, check: HypothesisModel) -> None:
+        self.main = main
+        self.check = check
+
+    @property
+    def usage(self) -> Usage:
+        return self.main.usage + self.check.usage
+
+    async def propose(self, request: ModelRequest, k: int) -> list[Hypothesis]:
+        return await self.main.propose(request, k)
+
+    async def score(self, request: ModelRequest,
+                    hypotheses: Sequence[Hypothesis]) -> list[Hypothesis]:
+        return await self.main.score(request, hypotheses)
+
+    async def decompose(self, request: ModelRequest) -> list[SubProblem]:
+        return await self.main.decompose(request)
+
+    async def merge(self, request: ModelRequest,
+                    partials: Sequence[Diagnosis]) -> Diagnosis | None:
+        return await self.main.merge(request, partials)
+
+    async def verify(self, request: ModelRequest, diagnosis: Diagnosis) -> list[str]:
+        return await self.check.verify(request, diagnosis)
+
+
+def operations_for(model: Model, check: Model | None = None) -> HypothesisModel:
     """The model's own operations when it has them (the analyzer), else asked through
-    `complete`."""
-    return model if isinstance(model, HypothesisModel) else AskedHypotheses(model)
+    `complete`; with a `check` model, verifying is the check model's."""
+    own = model if isinstance(model, HypothesisModel) else AskedHypotheses(model)
+    if check is None:
+        return own
+    return CheckedHypotheses(own, operations_for(check))

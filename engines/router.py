@@ -92,16 +92,18 @@ class AutoEngine:
 
     name = "auto"
 
-    def __init__(self, config: EngineConfig | None = None, search: Search = "bfs") -> None:
+    def __init__(self, config: EngineConfig | None = None, search: Search = "bfs", *,
+                 check: Model | None = None) -> None:
         self.config = config or EngineConfig()
         self.search = search
+        self.check = check  # got's verifier when it is chosen
         self.last_choice: Choice | None = None
 
     def engine_for(self, choice: Choice) -> ReactEngine | TotEngine | GotEngine:
         if choice.engine == "tot":
             return TotEngine(choice.config, TotConfig(search=self.search))
         if choice.engine == "got":
-            return GotEngine(choice.config)
+            return GotEngine(choice.config, check=self.check)
         return ReactEngine(choice.config)
 
     async def run(

@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from bot.cli.investigate import add_check_option
 from bot.evaluation import EvalReport, EvalResult, evaluate, scenario_refs
 from bot.wiring import ENGINES, SEARCH_CHOICES
 
@@ -29,6 +30,7 @@ def register(subparsers: Any) -> None:
                         help="reasoning engine, or 'all' to compare every engine")
     parser.add_argument("--search", default="bfs", choices=SEARCH_CHOICES,
                         help="how tot explores its hypotheses")
+    add_check_option(parser)
     parser.add_argument("--jobs", type=int, default=4, metavar="N", help="scenarios at once")
     parser.add_argument("--json", action="store_true", help="print only the report as JSON")
     parser.set_defaults(handler=run)
@@ -61,7 +63,8 @@ async def compare(refs: list[str | Path], args: argparse.Namespace,
     reports: dict[str, EvalReport] = {}
     for engine in ENGINES:
         reports[engine] = await evaluate(refs, model=args.model, engine=engine, jobs=args.jobs,
-                                         on_result=show, search=args.search)
+                                         on_result=show, search=args.search,
+                                         check_model=args.check_model)
     if args.json:
         json.dump({e: r.as_json() for e, r in reports.items()}, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -122,7 +125,7 @@ async def run(args: argparse.Namespace) -> int:
         return await compare(refs, args, show)
     report = await evaluate(
         refs, model=args.model, engine=args.engine, jobs=args.jobs, on_result=show,
-        search=args.search,
+        search=args.search, check_model=args.check_model,
     )
     if args.json:
         json.dump(report.as_json(), sys.stdout, indent=2)

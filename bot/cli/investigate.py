@@ -20,7 +20,15 @@ from typing import Any
 
 from bot.cli.record import Recording
 from bot.console import ConsoleReporter
-from bot.wiring import ENGINES, SEARCH_CHOICES, Setting, build_model, investigate, scenario_setting
+from bot.wiring import (
+    ENGINES,
+    SEARCH_CHOICES,
+    Setting,
+    build_check_model,
+    build_model,
+    investigate,
+    scenario_setting,
+)
 from engines.errors import TriageError
 from engines.events import Event, EventSink, discard
 from engines.react import InvestigationResult
@@ -44,6 +52,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--engine", default="react", choices=ENGINES, help="reasoning engine")
     parser.add_argument("--search", default="bfs", choices=SEARCH_CHOICES,
                         help="how tot explores its hypotheses: beam (bfs) or depth-first (dfs)")
+    add_check_option(parser)
     parser.add_argument("--json", action="store_true", help="print only the diagnosis as JSON")
     parser.add_argument(
         "--no-record", dest="record", action="store_false",
@@ -58,6 +67,16 @@ def register(subparsers: Any) -> None:
         help="the investigation's clock, RFC 3339 (post-incident analysis); default now",
     )
     parser.set_defaults(handler=run)
+
+
+def add_check_option(parser: argparse.ArgumentParser) -> None:
+    """--check-model, shared by investigate, serve and eval."""
+    parser.add_argument(
+        "--check-model", metavar="NAME", dest="check_model",
+        help="a small model that verifies diagnoses and reads replies the rules are unsure "
+        "of, while --model decides: 'analyzer' (no LLM) or an OpenAI model name (default "
+        "$TRIAGE_CHECK_MODEL; none: the main model checks its own work)",
+    )
 
 
 def add_live_options(parser: argparse.ArgumentParser) -> None:
@@ -109,6 +128,7 @@ async def run(args: argparse.Namespace) -> int:
     recording: Recording | None = None
     try:
         model = build_model(args.model)
+        check = build_check_model(args.check_model)
         if args.record:
             recording = await Recording.start(args.text, model.name, args.engine)
         show: EventSink = discard if args.json else ConsoleReporter()
@@ -116,6 +136,7 @@ async def run(args: argparse.Namespace) -> int:
         try:
             result = await investigate(
                 args.text, setting, model, engine=args.engine, sink=sink, search=args.search,
+                check=check,
                 incident_id=recording.investigation_id if recording else None,
             )
         except BaseException as exc:  # Ctrl-C (or a bug): the record ends all the same

@@ -32,7 +32,7 @@ from bot import charts
 from bot.access import AccessControl, AccessPolicy
 from bot.app import SlackSettings, build_app, build_client
 from bot.background import Background
-from bot.cli.investigate import add_live_options, live_setting
+from bot.cli.investigate import add_check_option, add_live_options, live_setting
 from bot.dedupe import EventDeduper
 from bot.feedback import MemoryStore, Store
 from bot.investigations.registry import Investigations
@@ -49,12 +49,13 @@ from bot.store.url import describe, resolve_url
 from bot.streaming import Mode, StreamingPolicy, mode_from_env
 from bot.telemetry import MeteredModel, Telemetry, metered_retry_handlers
 from bot.wiring import (
-    ANALYZER,
     ENGINES,
     SEARCH_CHOICES,
     Setting,
+    build_check_model,
     build_model,
     investigate,
+    reply_model,
     scenario_setting,
 )
 from engines.errors import ConfigurationError
@@ -96,6 +97,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--search", default="bfs", choices=SEARCH_CHOICES,
                         help="how tot explores its hypotheses: beam (bfs) or depth-first (dfs)")
+    add_check_option(parser)
     parser.add_argument(
         "--grace", type=_grace, default=DEFAULT_GRACE, metavar="SECONDS",
         help="on SIGTERM, how long running investigations get to finish before the bot exits "
@@ -119,7 +121,7 @@ def _grace(value: str) -> float:
 
 
 def make_runner(setting: Setting, model: Model, engine: str = "react",
-                search: str = "bfs") -> Runner:
+                search: str = "bfs", check: Model | None = None) -> Runner:
     """Investigations run through the same wiring as `triage investigate`. A resumed run
     keeps its incident's clock; notes (a human's correction) need Reflexion, and the ReAct
     engine gets the correction as a constraint only."""
@@ -139,6 +141,7 @@ def make_runner(setting: Setting, model: Model, engine: str = "react",
             resume=request.resume,
             notes=request.notes if engine == "reflexion" else (),
             search=search,
+            check=check,
         )
 
     return run_one
@@ -153,6 +156,8 @@ async def run(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"TRIAGE_ALLOWED_CHANNELS / TRIAGE_ALLOWED_USERS: {exc}") from None
     telemetry = Telemetry()
     model = MeteredModel(build_model(args.model), telemetry)
+    built = build_check_model(getattr(args, "check_model", None))
+    check = MeteredModel(built, telemetry) if built is not None else None
     warm_up()  # the tokenizer's tables, built now rather than inside the first step
     if args.scenario:
         setting = scenario_setting(args.scenario)
@@ -167,7 +172,7 @@ async def run(args: argparse.Namespace) -> int:
         try:
             await serve(
                 settings,
-                make_runner(setting, model, args.engine, args.search),
+                make_runner(setting, model, args.engine, args.search, check),
                 model_name=model.name,
                 policy=policy,
                 host=args.host,
@@ -177,7 +182,7 @@ async def run(args: argparse.Namespace) -> int:
                 metrics=setting.sources.metrics,
                 grace=getattr(args, "grace", DEFAULT_GRACE),
                 telemetry=telemetry,
-                reader=reader_for(setting.sources, None if model.name == ANALYZER else model),
+                reader=reader_for(setting.sources, reply_model(model, check)),
             )
         finally:
             await store.close()
