@@ -11,6 +11,7 @@ import pytest
 import pytest_asyncio
 
 from bot.cli.serve import make_runner
+from bot.investigations.admission import AdmissionLimits
 from bot.store import Store
 from bot.wiring import scenario_setting
 from tests.bot.harness import InProcessBot, ended, posted_with
@@ -126,3 +127,30 @@ async def test_the_queue_outlives_the_replica_that_queued(
                 await later.close()
     finally:
         await store.close()
+
+
+def test_the_limits_come_from_the_environment_and_refuse_nonsense() -> None:
+    assert AdmissionLimits.from_env({}) == AdmissionLimits(20, 5)
+    assert AdmissionLimits.from_env({"TRIAGE_MAX_INVESTIGATIONS": "3",
+                                     "TRIAGE_MAX_PER_CHANNEL": " 2 "}) == AdmissionLimits(3, 2)
+    with pytest.raises(ValueError, match="TRIAGE_MAX_PER_CHANNEL='many'"):
+        AdmissionLimits.from_env({"TRIAGE_MAX_PER_CHANNEL": "many"})
+    with pytest.raises(ValueError, match="TRIAGE_MAX_INVESTIGATIONS must be at least 1"):
+        AdmissionLimits.from_env({"TRIAGE_MAX_INVESTIGATIONS": "0"})
+
+
+async def test_the_channel_limit_queues_in_one_channel_while_another_starts(
+    session: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRIAGE_MAX_PER_CHANNEL", "1")
+    async with FakeSlack() as slack, InProcessBot(slack) as bot:
+        sender = SlackSender(f"{bot.url}/slack/events", session)
+        _, busy = await sender.mention("CBUSY", "UALICE", "[gate:busy] checkout down")
+        await slack.wait_for(lambda fake: statuses(fake, "CBUSY", busy) or None, 10)
+        _, waiting = await sender.mention("CBUSY", "UBOB", "[quick] orders slow")
+        _, other = await sender.mention("COTHER", "UCAROL", "[quick] cart slow")
+        await ended(slack, "COTHER", other)
+        assert posted_with(slack, "CBUSY", waiting, "Queued, 0 ahead")
+        assert not statuses(slack, "CBUSY", waiting)
+        bot.gates.open("busy")
+        await ended(slack, "CBUSY", waiting)
