@@ -105,11 +105,12 @@ class Admission:
                 and self.registry.running_in(channel) < self.limits.per_channel)
 
     async def mention(
-        self, *, channel: str, thread_ts: str, text: str, user: str
+        self, *, channel: str, thread_ts: str, text: str, user: str, ts: str = ""
     ) -> Investigation | None:
-        """Start an investigation of the mention, queue it, or (a message another delivery
-        or replica already claimed) do nothing. None unless it started here and now."""
-        if not await self.store.claim_event(message_key(channel, thread_ts)):
+        """Start an investigation of the mention `ts` (in the thread `thread_ts`; the same
+        when it opens the thread), queue it, or (a message another delivery or replica
+        already claimed) do nothing. None unless it started here and now."""
+        if not await self.store.claim_event(message_key(channel, ts or thread_ts)):
             self.duplicates += 1
             log.info("ignored %s/%s: another delivery or replica has it", channel, thread_ts)
             return None

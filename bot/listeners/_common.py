@@ -97,7 +97,7 @@ async def on_message(
         # Claimed in the store (one start per message across replicas), then started or
         # queued within the limits (bot/investigations/admission.py).
         await investigations.admission.mention(channel=channel, thread_ts=thread_ts or ts,
-                                               text=text, user=user)
+                                               text=text, user=user, ts=ts)
 
 
 async def _kept_as_feedback(
