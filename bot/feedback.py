@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol, runtime_checkable
 
 from engines.diagnosis import Diagnosis
@@ -19,6 +19,8 @@ from engines.events import Event
 
 Outcome = Literal["running", "done", "stopped", "failed"]
 Verdict = Literal["correct", "wrong"]
+# Slack redelivers within minutes; an event claimed longer ago than this may be claimed again.
+CLAIM_TTL = timedelta(hours=1)
 
 
 def final_state(reason: str, diagnosis: Diagnosis | None) -> Literal["done", "stopped", "failed"]:
@@ -63,6 +65,19 @@ class Feedback:
     at: datetime = field(default_factory=_now)
 
 
+@dataclass(frozen=True, slots=True)
+class QueuedMention:
+    """A mention that arrived while the limits of concurrent investigations were reached,
+    waiting in the store for a free slot. `id` is the store's, in arrival order."""
+
+    channel: str
+    thread_ts: str
+    text: str
+    requested_by: str
+    queued_at: datetime = field(default_factory=_now)
+    id: int = 0
+
+
 class Store(Protocol):
     """The bot's persistence. Implementations must be safe to call from one event loop."""
 
@@ -88,6 +103,24 @@ class Store(Protocol):
     async def events(self, investigation_id: str) -> Sequence[Event]: ...
 
     async def feedback(self, investigation_id: str) -> Sequence[Feedback]: ...
+
+    # What replicas sharing the store agree on (bot/investigations/admission.py).
+
+    async def claim_event(self, key: str) -> bool:
+        """True for the first claim of `key` in the last hour, False for every later one."""
+        ...
+
+    async def enqueue(self, mention: QueuedMention) -> int:
+        """Queue a mention (a thread is queued once); how many are queued ahead of it."""
+        ...
+
+    async def queued(self) -> Sequence[QueuedMention]:
+        """The queue, oldest first."""
+        ...
+
+    async def take_queued(self, queue_id: int) -> bool:
+        """Remove one from the queue: True for the one caller that removed it."""
+        ...
 
 
 class LessonLike(Protocol):
@@ -122,6 +155,9 @@ class MemoryStore:
         self._status_messages: dict[str, str] = {}
         self._events: dict[str, list[Event]] = {}
         self._feedback: dict[str, list[Feedback]] = {}
+        self._claims: dict[str, datetime] = {}
+        self._queue: dict[int, QueuedMention] = {}
+        self._queued = 0
 
     async def create(self, record: InvestigationRecord) -> None:
         self._records[record.id] = record
@@ -163,6 +199,29 @@ class MemoryStore:
 
     async def feedback(self, investigation_id: str) -> Sequence[Feedback]:
         return tuple(self._feedback.get(investigation_id, ()))
+
+    async def claim_event(self, key: str) -> bool:
+        now = _now()
+        if key in self._claims and now - self._claims[key] < CLAIM_TTL:
+            return False
+        self._claims = {k: at for k, at in self._claims.items() if now - at < CLAIM_TTL}
+        self._claims[key] = now
+        return True
+
+    async def enqueue(self, mention: QueuedMention) -> int:
+        thread = (mention.channel, mention.thread_ts)
+        same = [m for m in self._queue.values() if (m.channel, m.thread_ts) == thread]
+        if not same:
+            self._queued += 1
+            same = [replace(mention, id=self._queued)]
+            self._queue[self._queued] = same[0]
+        return sum(1 for queue_id in self._queue if queue_id < same[0].id)
+
+    async def queued(self) -> Sequence[QueuedMention]:
+        return tuple(self._queue[queue_id] for queue_id in sorted(self._queue))
+
+    async def take_queued(self, queue_id: int) -> bool:
+        return self._queue.pop(queue_id, None) is not None
 
     def records(self) -> list[InvestigationRecord]:
         """Every investigation, oldest first (for tests and debugging; not in `Store`)."""

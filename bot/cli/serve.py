@@ -35,6 +35,7 @@ from bot.background import Background
 from bot.cli.investigate import add_check_option, add_live_options, live_setting
 from bot.dedupe import EventDeduper
 from bot.feedback import MemoryStore, Store
+from bot.investigations.admission import AdmissionLimits
 from bot.investigations.registry import Investigations
 from bot.investigations.resume import resume_unfinished
 from bot.investigations.run import Runner, RunRequest
@@ -286,9 +287,13 @@ async def serve(
     outbox = Outbox(client, telemetry,
                     StreamingPolicy(streaming or mode_from_env(os.environ)))
     store = store if store is not None else MemoryStore()
+    try:
+        limits = AdmissionLimits.from_env(os.environ)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
     investigations = Investigations(
         runner, outbox, store, background, model_name=model_name, metrics=metrics,
-        telemetry=telemetry, reader=reader,
+        telemetry=telemetry, reader=reader, limits=limits,
     )
     services = Services(
         client,
@@ -329,6 +334,7 @@ async def serve(
         identity.update(await authenticate(client))
         outbox.streams.team = str(identity.get("team_id", ""))
         await resume_unfinished(store, investigations)
+        background.spawn(investigations.admission.run(), name="admission")
         settle_heap()
         who = f"@{identity.get('user', 'bot')} in {identity.get('team', 'the workspace')}"
         if settings.socket_mode:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from bot import render
 from bot.background import Background
 from bot.feedback import InvestigationRecord, Store
+from bot.investigations.admission import Admission, AdmissionLimits
 from bot.investigations.approvals import APPROVAL_TIMEOUT_SECONDS, Approvals
 from bot.investigations.investigation import Investigation
 from bot.investigations.lessons import Lessons
@@ -57,6 +58,7 @@ class Investigations:
         metrics: MetricSource | None = None,
         telemetry: Telemetry | None = None,
         reader: ReplyReader | None = None,
+        limits: AdmissionLimits | None = None,
     ) -> None:
         self.outbox = outbox
         self.background = background
@@ -72,13 +74,19 @@ class Investigations:
         self.steering = Steering(self.lessons, background, telemetry, reader or ReplyReader())
         self.runs = Runs(runner, self.records, self.lessons, self.approvals, background,
                          telemetry, ended=self._ended)
+        self.admission = Admission(self, store, outbox, limits or AdmissionLimits())
 
     def _ended(self, investigation: Investigation) -> None:
         self._active.pop(investigation.id, None)
+        self.admission.wake()
 
     @property
     def running(self) -> int:
         return len(self._active)
+
+    def running_in(self, channel: str) -> int:
+        """How many run in `channel` (admission's per-channel limit)."""
+        return sum(1 for i in self._active.values() if i.thread.channel == channel)
 
     def active(self, channel: str, thread_ts: str | None) -> Investigation | None:
         """The running investigation of a thread, if any."""
@@ -221,4 +229,5 @@ class Investigations:
     async def shutdown(self, grace: float = 10.0) -> None:
         """Take no new work; stop the running investigations within `grace` (shutdown.py)."""
         self.closing = True
+        self.admission.wake()  # its loop ends; what is queued stays queued in the store
         await shut_down(list(self._active.values()), self.outbox, grace)

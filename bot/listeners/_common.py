@@ -94,7 +94,10 @@ async def on_message(
         await _kept_as_feedback(services, channel, user, text, ts, thread_ts or ts,
                                 mentioned=mentioned)
     else:
-        investigations.start(channel=channel, thread_ts=thread_ts or ts, text=text, user=user)
+        # Claimed in the store (one start per message across replicas), then started or
+        # queued within the limits (bot/investigations/admission.py).
+        await investigations.admission.mention(channel=channel, thread_ts=thread_ts or ts,
+                                               text=text, user=user, ts=ts)
 
 
 async def _kept_as_feedback(

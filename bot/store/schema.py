@@ -164,3 +164,28 @@ def json_list(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     return tuple(str(item) for item in value)
+
+
+# --- what replicas sharing the database agree on (migration 0004) --------------------------
+
+event_claims = sa.Table(
+    "event_claims",
+    metadata,
+    # "message:<channel>:<ts>": the Slack message an investigation starts from
+    sa.Column("key", sa.String(255), primary_key=True),
+    sa.Column("claimed_at", UTCDateTime(), nullable=False),
+    sa.Index("ix_event_claims_claimed_at", "claimed_at"),
+)
+
+admission_queue = sa.Table(
+    "admission_queue",
+    metadata,
+    sa.Column("id", BigId, primary_key=True, autoincrement=True),
+    sa.Column("channel", sa.String(64), nullable=False),
+    sa.Column("thread_ts", sa.String(64), nullable=False),
+    sa.Column("text", sa.Text(), nullable=False),
+    sa.Column("requested_by", sa.String(128), nullable=False, server_default=""),
+    sa.Column("queued_at", UTCDateTime(), nullable=False),
+    sa.UniqueConstraint("channel", "thread_ts", name="uq_admission_queue_thread"),
+    sqlite_autoincrement=True,
+)

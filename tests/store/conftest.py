@@ -71,6 +71,8 @@ async def _emptied(url: str) -> None:
         async with store._db.begin() as conn:
             await conn.execute(sa.text("DELETE FROM investigations"))
             await conn.execute(sa.text("DELETE FROM lessons"))
+            await conn.execute(sa.text("DELETE FROM event_claims"))
+            await conn.execute(sa.text("DELETE FROM admission_queue"))
     finally:
         await store.close()
 

@@ -59,6 +59,15 @@ app.kubernetes.io/part-of: triage
 {{- default (printf "%s-openai" (include "triage.fullname" .)) .Values.openai.existingSecret -}}
 {{- end -}}
 
+{{- define "triage.databaseSecret" -}}
+{{- default (printf "%s-database" (include "triage.fullname" .)) .Values.database.existingSecret -}}
+{{- end -}}
+
+{{/* Several replicas: spread them over nodes and keep one through voluntary disruptions. */}}
+{{- define "triage.replicated" -}}
+{{- if gt (int .Values.replicaCount) 1 }}true{{ end -}}
+{{- end -}}
+
 {{- define "triage.elasticsearchSecret" -}}
 {{- default (printf "%s-elasticsearch" (include "triage.fullname" .)) .Values.elasticsearch.existingSecret -}}
 {{- end -}}
