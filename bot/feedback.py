@@ -118,6 +118,14 @@ class Store(Protocol):
         """The queue, oldest first."""
         ...
 
+    async def surface_refusals(self) -> dict[str, str]:
+        """The workspaces that refused Slack's agent surfaces, with the error (streaming)."""
+        ...
+
+    async def remember_surface_refusal(self, team: str, error: str) -> None:
+        """Keep a workspace's refusal; the first one stands."""
+        ...
+
     async def take_queued(self, queue_id: int) -> bool:
         """Remove one from the queue: True for the one caller that removed it."""
         ...
@@ -156,6 +164,7 @@ class MemoryStore:
         self._events: dict[str, list[Event]] = {}
         self._feedback: dict[str, list[Feedback]] = {}
         self._claims: dict[str, datetime] = {}
+        self._refusals: dict[str, str] = {}
         self._queue: dict[int, QueuedMention] = {}
         self._queued = 0
 
@@ -207,6 +216,12 @@ class MemoryStore:
         self._claims = {k: at for k, at in self._claims.items() if now - at < CLAIM_TTL}
         self._claims[key] = now
         return True
+
+    async def surface_refusals(self) -> dict[str, str]:
+        return dict(self._refusals)
+
+    async def remember_surface_refusal(self, team: str, error: str) -> None:
+        self._refusals.setdefault(team, error)
 
     async def enqueue(self, mention: QueuedMention) -> int:
         thread = (mention.channel, mention.thread_ts)

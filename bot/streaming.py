@@ -13,7 +13,7 @@ take it (see bot.outbox).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -60,6 +60,8 @@ class StreamingPolicy:
     mode: Mode = "auto"
     refused: dict[str, str] = field(default_factory=dict)  # team → the error
     no_loading: set[str] = field(default_factory=set)  # teams whose setStatus refused
+    # Told of each new refusal, so the store keeps it across restarts and replicas.
+    on_refused: Callable[[str, str], None] | None = None
 
     def streams(self, team: str) -> bool:
         return self.mode != "off" and team not in self.refused
@@ -81,6 +83,8 @@ class StreamingPolicy:
             log.warning("workspace %s refused the streamed surfaces (%s): posting messages "
                         "there from now on", team or "?", error)
             self.refused[team] = error
+            if self.on_refused is not None:
+                self.on_refused(team, error)
 
 
 @dataclass(slots=True)

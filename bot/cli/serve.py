@@ -257,6 +257,21 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+async def streaming_policy(mode: Mode, store: Store, background: Background) -> StreamingPolicy:
+    """The surfaces policy with the workspaces' earlier refusals, each new one kept in the
+    store (a store that cannot answer leaves the decision to this run)."""
+    try:
+        refused = await store.surface_refusals()
+    except StoreError as exc:
+        log.warning("could not read the workspaces' refusals of streaming: %s", exc)
+        refused = {}
+
+    def keep(team: str, error: str) -> None:
+        background.spawn(store.remember_surface_refusal(team, error), name="keep-refusal")
+
+    return StreamingPolicy(mode, dict(refused), on_refused=keep)
+
+
 async def serve(
     settings: SlackSettings,
     runner: Runner,
@@ -284,9 +299,9 @@ async def serve(
     client = build_client(settings, session)
     client.retry_handlers = metered_retry_handlers(client.retry_handlers, telemetry)
     background = Background()
-    outbox = Outbox(client, telemetry,
-                    StreamingPolicy(streaming or mode_from_env(os.environ)))
     store = store if store is not None else MemoryStore()
+    surfaces = await streaming_policy(streaming or mode_from_env(os.environ), store, background)
+    outbox = Outbox(client, telemetry, surfaces)
     try:
         limits = AdmissionLimits.from_env(os.environ)
     except ValueError as exc:

@@ -23,7 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from bot.feedback import CLAIM_TTL, QueuedMention
 from bot.store._base import StoreBase, guarded, now
-from bot.store.schema import admission_queue, event_claims
+from bot.store.schema import admission_queue, event_claims, workspace_surfaces
 
 PURGE_EVERY_SECONDS = 60.0
 
@@ -98,3 +98,21 @@ class FleetMixin(StoreBase):
         )
         async with self._write() as conn:
             return (await conn.execute(take)).first() is not None
+
+    @guarded
+    async def surface_refusals(self) -> dict[str, str]:
+        """The workspaces that refused the agent surfaces, with Slack's error."""
+        async with self._db.connect() as conn:
+            rows = await conn.execute(sa.select(workspace_surfaces.c.team,
+                                                workspace_surfaces.c.refused))
+            return {str(team): str(error) for team, error in rows}
+
+    @guarded
+    async def remember_surface_refusal(self, team: str, error: str) -> None:
+        """Keep a workspace's refusal (the first one stands: the decision is made once)."""
+        dialect_insert = postgresql.insert if self.dialect == "postgresql" else sqlite.insert
+        insert = (dialect_insert(workspace_surfaces)
+                  .values(team=team, refused=error[:255], refused_at=now())
+                  .on_conflict_do_nothing(index_elements=[workspace_surfaces.c.team]))
+        async with self._write() as conn:
+            await conn.execute(insert)

@@ -189,3 +189,14 @@ admission_queue = sa.Table(
     sa.UniqueConstraint("channel", "thread_ts", name="uq_admission_queue_thread"),
     sqlite_autoincrement=True,
 )
+
+
+# --- what each Slack workspace refused of the agent surfaces (migration 0005) --------------
+
+workspace_surfaces = sa.Table(
+    "workspace_surfaces",
+    metadata,
+    sa.Column("team", sa.String(64), primary_key=True),
+    sa.Column("refused", sa.String(255), nullable=False),  # Slack's error: invalid_blocks...
+    sa.Column("refused_at", UTCDateTime(), nullable=False),
+)

@@ -23,6 +23,9 @@ import pytest_asyncio
 from bot import outbox as outbox_module
 from bot._blocks import clean, escape
 from bot.app import SlackSettings, build_client
+from bot.background import Background
+from bot.cli.serve import streaming_policy
+from bot.feedback import MemoryStore
 from bot.outbox import Outbox, Thread
 from bot.reporter import ThreadReporter
 from bot.streaming import StreamingPolicy, mode_from_env
@@ -273,3 +276,15 @@ async def test_loading_state_while_the_model_thinks(events: list[Event],
         await replay(slack, session, events[:1], "CLOAD2", policy=policy)
         assert len(slack.calls_of("assistant.threads.setStatus")) == 1, "refused once, kept"
         assert policy.no_loading == {TEAM}
+
+
+async def test_a_refusal_is_kept_in_the_store_and_known_after_a_restart() -> None:
+    store = MemoryStore()
+    background = Background()
+    policy = await streaming_policy("auto", store, background)
+    policy.refuse("T1", "unknown_method")
+    policy.refuse("T1", "unknown_method")  # known already: kept once
+    await background.join()
+    restarted = await streaming_policy("auto", store, Background())
+    assert not restarted.streams("T1") and restarted.streams("T2")
+    assert restarted.refused == {"T1": "unknown_method"}

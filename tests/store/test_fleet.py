@@ -56,3 +56,20 @@ async def test_the_queue_keeps_order_and_survives_a_new_connection(db_url: str) 
     finally:
         await second.close()
         await other.close()
+
+
+async def test_a_workspaces_refusal_of_streaming_is_kept_across_replicas(db_url: str) -> None:
+    """Decided once per workspace: what one replica learnt, a restarted or another one
+    knows, and a later refusal does not overwrite the first."""
+    first = await Store.open(db_url)
+    try:
+        assert await first.surface_refusals() == {}
+        await first.remember_surface_refusal("T1", "invalid_blocks")
+        await first.remember_surface_refusal("T1", "not_allowed")
+    finally:
+        await first.close()
+    other = await Store.open(db_url)
+    try:
+        assert await other.surface_refusals() == {"T1": "invalid_blocks"}
+    finally:
+        await other.close()
