@@ -20,9 +20,11 @@ from typing import Literal
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.background import Background
+from bot.feedback import Store
 from bot.render import StepView
 from bot.render_stream import Chunk, Key, Plan, StreamProgress, batches, plan_chunks, step_chunks
-from engines.errors import ConfigurationError
+from engines.errors import ConfigurationError, TriageError
 
 log = logging.getLogger(__name__)
 
@@ -179,3 +181,18 @@ class StreamSender:
             channel_id=channel, thread_ts=thread_ts, status=text,
             loading_messages=LOADING_MESSAGES,
         )
+
+
+async def streaming_policy(mode: Mode, store: Store, background: Background) -> StreamingPolicy:
+    """The surfaces policy with the workspaces' earlier refusals, each new one kept in the
+    store (a store that cannot answer leaves the decision to this run)."""
+    try:
+        refused = await store.surface_refusals()
+    except TriageError as exc:
+        log.warning("could not read the workspaces' refusals of streaming: %s", exc)
+        refused = {}
+
+    def keep(team: str, error: str) -> None:
+        background.spawn(store.remember_surface_refusal(team, error), name="keep-refusal")
+
+    return StreamingPolicy(mode, dict(refused), on_refused=keep)

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from engines.diagnosis import CATEGORIES
+
 ConstraintKind = Literal[
     "stop", "pause", "exclude_namespace", "exclude_workload", "ban_tool", "exclude_source",
     "focus_namespace", "focus_workload", "focus_source", "time_window", "rule_out", "fact",
@@ -65,13 +67,8 @@ class Constraint:
         return "", category
 
 
-# The categories a human may rule out (engines.diagnosis.CATEGORIES less "unknown"); kept
-# here, not imported, because the diagnosis module depends on this one.
-RULE_OUT_CATEGORIES = frozenset({
-    "oom_killed", "crash_loop", "image_pull", "unschedulable", "probe_failure",
-    "node_failure", "bad_rollout", "dependency_failure", "resource_exhaustion",
-    "cpu_throttling", "network", "certificate", "quota_exceeded", "autoscaling_limit",
-})
+# The categories a human may rule out: the taxonomy but "unknown".
+RULE_OUT_CATEGORIES = frozenset(CATEGORIES) - {"unknown"}
 
 SUMMARIES: dict[ConstraintKind, str] = {
     "stop": "stopping now and summarising what was found so far",

@@ -47,7 +47,7 @@ from bot.services import Services
 from bot.store import Store as SqlStore
 from bot.store import StoreError
 from bot.store.url import describe, resolve_url
-from bot.streaming import Mode, StreamingPolicy, mode_from_env
+from bot.streaming import Mode, mode_from_env, streaming_policy
 from bot.telemetry import MeteredModel, Telemetry, metered_retry_handlers
 from bot.wiring import (
     ENGINES,
@@ -255,21 +255,6 @@ def settle_heap() -> None:
     for. Frozen, a full pass walks only the work in flight."""
     gc.collect()
     gc.freeze()
-
-
-async def streaming_policy(mode: Mode, store: Store, background: Background) -> StreamingPolicy:
-    """The surfaces policy with the workspaces' earlier refusals, each new one kept in the
-    store (a store that cannot answer leaves the decision to this run)."""
-    try:
-        refused = await store.surface_refusals()
-    except StoreError as exc:
-        log.warning("could not read the workspaces' refusals of streaming: %s", exc)
-        refused = {}
-
-    def keep(team: str, error: str) -> None:
-        background.spawn(store.remember_surface_refusal(team, error), name="keep-refusal")
-
-    return StreamingPolicy(mode, dict(refused), on_refused=keep)
 
 
 async def serve(

@@ -11,23 +11,19 @@ unsure, and a configured model then reads the reply (`engines.steering.model_rea
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, cast
 
 from engines.constraints import Constraint, ConstraintInbox, ConstraintKind
 from engines.steering import lexicon as lx
+from engines.steering.names import Names, find_names, only_names
 from engines.steering.text import clauses, prepare
 from engines.steering.times import find_window
-from engines.steering.vocabulary import Vocabulary, squash
+from engines.steering.vocabulary import Vocabulary
 
 Intent = Literal["exclude", "focus", "rule_out", ""]
 # "fact?": a statement that is a fact only when nothing else is asked (the reason otherwise).
 _Kind = ConstraintKind | Literal["fact?"]
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9._/-]*[a-z0-9]|[a-z0-9]")
-_NAMESPACE_WORD = re.compile(r"\b(?:namespaces?|ns)\b")
-_WORKLOAD_WORD = re.compile(
-    r"\b(?:deployments?|deploy|services?|svc|apps?|pods?|statefulsets?|sts|daemonsets?|"
-    r"jobs?|cronjobs?|workloads?|service)\b")
 _CONTRAST = re.compile(r"^(?:not|no|nicht|pas|não|no es)\b(?! just| only| nur| solo| seulement)")
 _NOT_ONLY = re.compile(r"^not (?:just|only|even)\b")
 _OWN_MESSAGE = re.compile(r"\b(?:my|the) (?:last|previous|earlier) (?:message|reply|comment)\b")
@@ -36,13 +32,6 @@ _STOP_BY = re.compile(r"\bstop by\b")
 _WHOLE_QUESTION = re.compile(
     r"^(?:why|how come|what makes you|what made you|por ?qu[eé]|warum|pourquoi|por que)\b"
     r"[^.;!\n]*\?$")
-_SAID_NAMESPACE = re.compile(
-    r"\b(?:namespace|ns)\s+(?P<a>[a-z0-9][-a-z0-9]*[a-z0-9])|"
-    r"(?P<b>[a-z0-9][-a-z0-9]*[a-z0-9])\s+(?:namespace|ns)\b")
-_NOT_NAMES = frozenset({"the", "this", "that", "any", "every", "each", "a", "one", "other",
-                        "no", "na", "em", "im", "dans", "en", "um", "ein", "une", "un",
-                        "whole", "entire", "same", "which", "what", "in", "of", "el", "la",
-                        "le", "den", "das", "die", "o", "do", "du", "de", "del"})
 _SHORT = 4  # a clause of at most this many words may take the previous clause's ask
 _LEADING = re.compile(r"^(?:and|but|then|also|so|plus|y|und|et|e|mais|pero|aber|mas|ok|okay)\s+")
 _UNSKIP = re.compile(r"\b(?:don'?t|do not) (?:skip|ignore|exclude|forget)\b")
@@ -86,95 +75,7 @@ class Reading:
                 "question": self.question}
 
 
-@dataclass(slots=True)
-class _Names:
-    """What one clause names, in the order it names them."""
-
-    namespaces: list[str] = field(default_factory=list)
-    workloads: list[str] = field(default_factory=list)
-    tools: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    signal_names: list[str] = field(default_factory=list)  # "the redis warnings"
-
-    def any(self) -> bool:
-        return bool(self.namespaces or self.workloads or self.tools or self.sources)
-
-
-def _find_names(clause: str, vocab: Vocabulary) -> _Names:
-    names = _Names()
-    tokens = [(m.group(0), m.end()) for m in _TOKEN.finditer(clause)]
-    words = [t for t, _ in tokens]
-    prefers_namespace = bool(_NAMESPACE_WORD.search(clause))
-    prefers_workload = bool(_WORKLOAD_WORD.search(clause))
-    i = 0
-    while i < len(words):
-        for size in (3, 2, 1):
-            phrase = " ".join(words[i:i + size])
-            if i + size > len(words):
-                continue
-            if size == 1 and vocab.tool(phrase):
-                names.tools.append(phrase)
-                break
-            found = _lookup(phrase, vocab, prefers_namespace, prefers_workload,
-                            fuzzy=size == 1 and not _is_common(phrase))
-            if found is None:
-                continue
-            kind, name = found
-            (names.namespaces if kind == "namespace" else names.workloads).append(name)
-            rest = clause[tokens[i + size - 1][1]:]
-            if lx.SIGNAL_NOUNS.match(rest.strip()):
-                names.signal_names.append(name)
-            break
-        else:
-            i += 1
-            continue
-        i += size
-    for said in _SAID_NAMESPACE.finditer(clause):  # "the namespace foo": a namespace, listed
-        name = (said["a"] or said["b"] or "").lower()  # or not (the cluster may be unread)
-        if name and name not in names.namespaces and name not in _NOT_NAMES:
-            names.namespaces.append(name)
-    names.sources = [s for s, pattern in lx.SOURCE_WORDS.items() if pattern.search(clause)]
-    for name in [*names.namespaces, *names.workloads]:
-        source = next((s for s, p in lx.SOURCE_WORDS.items() if p.fullmatch(name)), None)
-        if source is None:
-            continue
-        if prefers_namespace or prefers_workload:  # "skip the logging ns"
-            if source in names.sources and len(names.sources) == 1:
-                names.sources.remove(source)
-        else:  # "don't use prometheus": the source, not the workload of that name
-            for listed in (names.namespaces, names.workloads):
-                if name in listed:
-                    listed.remove(name)
-            if source not in names.sources:
-                names.sources.append(source)
-    return names
-
-
-def _lookup(phrase: str, vocab: Vocabulary, prefers_namespace: bool, prefers_workload: bool,
-            *, fuzzy: bool) -> tuple[str, str] | None:
-    key = squash(phrase)
-    in_namespaces = next((n for n in vocab.namespaces if squash(n) == key), None)
-    in_workloads = next((w for w in vocab.workloads if squash(w) == key), None)
-    if in_namespaces and in_workloads:
-        if prefers_workload and not prefers_namespace:
-            return "workload", in_workloads
-        return "namespace", in_namespaces
-    if in_namespaces:
-        return "namespace", in_namespaces
-    if in_workloads:
-        return "workload", in_workloads
-    return vocab.lookup(phrase, fuzzy=fuzzy)
-
-
-def _is_common(word: str) -> bool:
-    """Words of the lexicon are never fuzzy-matched to a cluster name."""
-    return any(p.fullmatch(word) for p in (*lx.SOURCE_WORDS.values(),
-                                           *lx.CATEGORY_WORDS.values(),
-                                           *lx.COMPONENT_WORDS.values())) \
-        or bool(lx.SIGNAL_NOUNS.fullmatch(word))
-
-
-def _ruled_out(clause: str, names: _Names) -> str | None:
+def _ruled_out(clause: str, names: Names) -> str | None:
     """The value of a rule_out: category, workload, component, or category:component."""
     categories = [c for c, p in lx.CATEGORY_WORDS.items() if p.search(clause)]
     components = [*names.workloads, *names.namespaces]
@@ -203,7 +104,7 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
     requested = lx.REQUEST_PREFIX.match(clause)
     if requested:
         clause = clause[requested.end():]
-    names = _find_names(clause, vocab)
+    names = find_names(clause, vocab)
     asked = not requested and ("?" in clause or bool(lx.WH_START.match(clause)))
     if lx.POLITENESS.match(clause.strip(" !.,")) or _OWN_MESSAGE.search(clause):
         return [], "", False, True, False
@@ -267,10 +168,10 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
         intent = "exclude"
     elif lx.FOCUS.search(clause):
         intent = "focus"
-    elif names.any() and carry and len(clause.split()) <= _SHORT and _only_names(clause, names):
+    elif names.any() and carry and len(clause.split()) <= _SHORT and only_names(clause, names):
         contrast = bool(_CONTRAST.match(previous_clause)) and carry == "exclude"
         intent = "focus" if contrast else carry
-    elif names.any() and _only_names(clause, names):
+    elif names.any() and only_names(clause, names):
         intent = "focus"  # "auth-service logs since 03:00"
     if intent == "exclude":
         found += [("ban_tool", t) for t in names.tools]
@@ -314,20 +215,6 @@ def _exclusions(names: list[tuple[str, str]]) -> list[tuple[_Kind, str]]:
             for kind, name in names]
 
 
-_FILLER = re.compile(r"\b(?:the|of|for|in|from|plz|pls|please|too|also|now|alone|de|von|du|des|"
-                     r"la|le|les|los|das|die|der|el)\b")
-
-
-def _only_names(clause: str, names: _Names) -> bool:
-    """A clause that only names things (and sources): a focus said without a verb."""
-    rest = _FILLER.sub(" ", clause)
-    for name in (*names.namespaces, *names.workloads, *names.tools):
-        rest = re.sub(re.escape(name).replace(r"\-", "[- ]"), " ", rest)
-    for pattern in lx.SOURCE_WORDS.values():
-        rest = pattern.sub(" ", rest)
-    return not rest.split()
-
-
 def _ruled_out_words(clause: str) -> bool:
     return any(p.search(clause) for p in (*lx.CATEGORY_WORDS.values(),
                                           *lx.COMPONENT_WORDS.values()))
@@ -363,7 +250,7 @@ def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "
         kinds, intent, asked, clause_sure, clause_resume = _read_clause(
             plain_clause, vocab, carry, previous, named, sources,
             had_window=WINDOW_MARK.strip() in clause)
-        seen = _find_names(plain_clause, vocab)
+        seen = find_names(plain_clause, vocab)
         sources = seen.sources or sources
         named = [] if seen.signal_names else [
             *(("namespace", n) for n in seen.namespaces),
@@ -383,7 +270,7 @@ def read_reply(text: str, vocab: Vocabulary, *, author: str = "", reply: str = "
                  or "hold" in plain]
     if _PRONOUN_BAN.search(plain):
         found += [("ban_tool", t) for t in dict.fromkeys(
-            name for piece in pieces for name in _find_names(piece, vocab).tools)]
+            name for piece in pieces for name in find_names(piece, vocab).tools)]
     if "```" in text and not found:  # pasted output is what the human sees: a fact
         found.append(("fact", plain))
     weak = [item for item in found if item[0] == "fact?"]

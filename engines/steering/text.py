@@ -12,7 +12,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-BOT_MENTION = "<@UTRIAGE>"  # the scripted bot id of tests; any bot id is passed in
 _USER = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#C[A-Z0-9]+(?:\|([^>]*))?>")
 _LINK = re.compile(r"<(?:https?|mailto):[^|>]*(?:\|([^>]*))?>")
@@ -45,7 +44,7 @@ def prepare(raw: str, bot_user_id: str | None = None) -> Prepared:
     never the bot) is addressed to that human."""
     text = unicodedata.normalize("NFKC", raw).replace("’", "'").replace("‘", "'")
     text = _QUOTE_LINE.sub(" ", text)  # a quoted line is what someone else said
-    bot_ids = {b for b in (bot_user_id, BOT_MENTION[2:-1]) if b}
+    bot_ids = {bot_user_id} if bot_user_id else set()
     mentioned = [m.group(1) for m in _USER.finditer(text)]
     to_bot = any(m in bot_ids for m in mentioned)
     first = _USER.match(text.strip())

@@ -23,6 +23,7 @@ from tools.catalog import ALL_TOOLS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FREE_TEXT = frozenset({"fact", "rule"})
+BOT = "UTRIAGE"  # the bot's user id in the corpora (their README)
 
 
 def _key(kind: str, value: str) -> tuple[str, str]:
@@ -58,7 +59,7 @@ def score_file(path: Path, score: Score) -> None:
     if "diagnosis" in data:
         for entry in data["replies"]:
             score.corrections += 1
-            if is_correction(entry["text"]) == bool(entry["correction"]):
+            if is_correction(entry["text"], BOT) == bool(entry["correction"]):
                 score.corrections_right += 1
             else:
                 score.correction_misses.append(f"{path.name}: {entry['text']!r} "
@@ -68,7 +69,7 @@ def score_file(path: Path, score: Score) -> None:
     vocab = Vocabulary.of(cluster.get("namespaces") or [], cluster.get("workloads") or [],
                           (t.name for t in ALL_TOOLS))
     for entry in data["replies"]:
-        reading = read_reply(entry["text"], vocab)
+        reading = read_reply(entry["text"], vocab, bot_user_id=BOT)
         want = Counter(_key(c["kind"], str(c.get("value", "")))
                        for c in entry.get("constraints") or [])
         got = Counter(_key(c.kind, c.value) for c in reading.constraints)

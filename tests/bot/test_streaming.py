@@ -24,11 +24,10 @@ from bot import outbox as outbox_module
 from bot._blocks import clean, escape
 from bot.app import SlackSettings, build_client
 from bot.background import Background
-from bot.cli.serve import streaming_policy
 from bot.feedback import MemoryStore
 from bot.outbox import Outbox, Thread
 from bot.reporter import ThreadReporter
-from bot.streaming import StreamingPolicy, mode_from_env
+from bot.streaming import StreamingPolicy, mode_from_env, streaming_policy
 from bot.wiring import build_model, investigate, scenario_setting
 from engines.errors import ConfigurationError
 from engines.events import (
