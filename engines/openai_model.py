@@ -24,14 +24,13 @@ import asyncio
 import email.utils
 import functools
 import ipaddress
-import json
 import logging
 import os
 import re
 import ssl
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -47,6 +46,13 @@ from tenacity import (
     wait_random,
 )
 
+from engines._openai_wire import (
+    completion_usage,
+    forced_choice,
+    native_messages,
+    native_reply,
+    tool_param,
+)
 from engines._react_text import parse_react
 from engines.errors import (
     ConfigurationError,
@@ -56,16 +62,8 @@ from engines.errors import (
     ModelUnavailableError,
 )
 from engines.model import (
-    AssistantMessage,
-    Message,
     ModelReply,
     ModelRequest,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    ToolSpec,
-    Usage,
-    UserMessage,
 )
 from engines.text_transcript import STOP_SEQUENCES, to_text_messages
 
@@ -221,7 +219,7 @@ class OpenAIModel:
         message = completion.choices[0].message if completion.choices else None
         parsed = parse_react((message.content or "") if message else "", request.tools,
                              id_prefix=_id_prefix(request))
-        return ModelReply(parsed.thought, parsed.tool_calls, _usage(completion))
+        return ModelReply(parsed.thought, parsed.tool_calls, completion_usage(completion))
 
     def _params(self, messages: list[dict[str, Any]] | list[dict[str, str]]) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -443,94 +441,3 @@ def _describe(error: BaseException) -> str:
         text = text if len(text) <= 200 else text[:200] + "…"
         return f"HTTP {error.status_code}: {text}"
     return f"{type(error).__name__}: {error}"
-
-
-# ---------------------------------------------------------------- native tool calling
-
-
-def forced_choice(tools: Sequence[ToolSpec]) -> dict[str, Any] | str:
-    """`tool_choice` that makes the model call the one tool offered, or one of several."""
-    if len(tools) == 1:
-        return {"type": "function", "function": {"name": tools[0].name}}
-    return "required"
-
-
-def tool_param(spec: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {"name": spec.name, "description": spec.description,
-                     "parameters": spec.parameters},
-    }
-
-
-def native_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Our messages in the chat-completions wire format."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        match message:
-            case SystemMessage(content=content) | UserMessage(content=content):
-                out.append({"role": message.role, "content": content})
-            case AssistantMessage(content=content, tool_calls=calls):
-                entry: dict[str, Any] = {"role": "assistant", "content": content or None}
-                if calls:
-                    entry["tool_calls"] = [_call_param(call) for call in calls]
-                out.append(entry)
-            case ToolMessage(call_id=call_id, content=content):
-                out.append({"role": "tool", "tool_call_id": call_id, "content": content})
-    return out
-
-
-def _call_param(call: ToolCall) -> dict[str, Any]:
-    """A past call as the wire wants it: always valid JSON.
-
-    Some servers (vLLM) re-parse past arguments to render their chat template and reject
-    the whole request on invalid JSON. So arguments are re-serialised (repaired text-mode
-    input included), and a call whose arguments did not parse is replayed as `{}`: the
-    error observation that follows it already quotes the text the model sent.
-    """
-    arguments = "{}" if call.arguments is None else json.dumps(call.arguments)
-    return {"id": call.id, "type": "function",
-            "function": {"name": call.name, "arguments": arguments}}
-
-
-def parse_arguments(text: str) -> dict[str, Any] | None:
-    """Native arguments are parsed strictly: invalid JSON is the model's mistake to see.
-
-    Empty text is a call without arguments (some servers send "" for a no-argument tool).
-    """
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def native_reply(completion: ChatCompletion, tools: Sequence[ToolSpec],
-                 id_prefix: str) -> ModelReply:
-    """Map a completion back; a reply with no tool calls is read as ReAct text too, because
-    servers without a tool parser pass the model's own tool syntax through as content."""
-    usage = _usage(completion)
-    message = completion.choices[0].message if completion.choices else None
-    if message is None:
-        return ModelReply("", (), usage)
-    content = (message.content or message.refusal or "").strip()
-    calls: list[ToolCall] = []
-    for index, item in enumerate(message.tool_calls or ()):
-        function = getattr(item, "function", None) or getattr(item, "custom", None)
-        name = str(getattr(function, "name", "") or "")
-        raw = str(getattr(function, "arguments", None) or getattr(function, "input", "") or "")
-        call_id = item.id or f"{id_prefix}{index}"
-        calls.append(ToolCall(call_id, name, parse_arguments(raw), raw))
-    if calls:
-        return ModelReply(content, tuple(calls), usage)
-    parsed = parse_react(content, tools, id_prefix=id_prefix)
-    return ModelReply(parsed.thought if parsed.tool_calls else content, parsed.tool_calls, usage)
-
-
-def _usage(completion: ChatCompletion) -> Usage:
-    usage = completion.usage
-    if usage is None:
-        return Usage()
-    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
