@@ -61,7 +61,8 @@ def answer(question: str, *, step: int, findings: Sequence[Finding], thought: st
     checked = "\n".join(
         f"• {clean(f.description)}" + (" (failed)" if f.status == "error" else "")
         for f in done[-8:]) or "• nothing yet"
-    parts = [f":speech_balloon: *So far* (step {step}), I checked:\n{checked}"]
+    parts = [f"> {clip(clean(' '.join(question.split())), 200)}",
+             f":speech_balloon: *So far* (step {step}), I checked:\n{checked}"]
     if len(done) > 8:
         parts.append(f"…and {len(done) - 8} earlier checks.")
     if leading:
