@@ -67,6 +67,40 @@ class Constraint:
         return "", category
 
 
+# The words by which a workload's name says what kind of component it is: ruling out "the
+# database" rules out `payments-db` and `orders-postgres`, not `payments`.
+COMPONENT_KIND_WORDS: dict[str, frozenset[str]] = {
+    "database": frozenset({"database", "db", "postgres", "postgresql", "pg", "mysql",
+                           "mariadb", "mongo", "mongodb"}),
+    "postgres": frozenset({"postgres", "postgresql", "pg"}),
+    "cache": frozenset({"cache", "redis", "memcached", "valkey"}),
+    "queue": frozenset({"queue", "broker", "kafka", "rabbitmq", "nats", "mq"}),
+    "dns": frozenset({"dns", "coredns"}),
+    "ingress": frozenset({"ingress", "nginx", "gateway"}),
+}
+
+# Words a service's name carries that do not make it another component: "not payments"
+# also rules out `payments-api`, while `checkout-db` is a different thing from `checkout`.
+NAME_SUFFIXES = frozenset({"api", "svc", "service", "server", "app", "web", "backend",
+                           "frontend", "http", "grpc"})
+
+
+def names_component(name: str, component: str) -> bool:
+    """Whether a culprit's name is the component a human ruled out: the same name, the name
+    with a suffix that does not change what it is, or (for a kind of component such as
+    "database") a name with one of that kind's words."""
+    name, component = name.lower(), component.lower().strip()
+    if name == component:
+        return True
+    words = [w for w in re.split(r"[-_.]", name) if w]
+    kind = COMPONENT_KIND_WORDS.get(component)
+    if kind is not None:
+        return any(word in kind for word in words)
+    wanted = [w for w in re.split(r"[-_.\s]", component) if w]
+    head, rest = words[:len(wanted)], words[len(wanted):]
+    return bool(wanted) and head == wanted and all(word in NAME_SUFFIXES for word in rest)
+
+
 # The categories a human may rule out: the taxonomy but "unknown".
 RULE_OUT_CATEGORIES = frozenset(CATEGORIES) - {"unknown"}
 
@@ -201,7 +235,7 @@ class ConstraintSet:
         for ruled_category, component in self.ruled_out:
             if ruled_category and ruled_category != category:
                 continue
-            if not component or component in name:
+            if not component or names_component(name, component):
                 return True
         return False
 

@@ -81,3 +81,20 @@ def test_inbox_wakes_a_waiting_engine() -> None:
         return idle, await waiter
 
     assert asyncio.run(scenario()) == (False, True)
+
+
+def test_ruling_out_a_workload_spares_its_namesake_components() -> None:
+    constraints = ConstraintSet([Constraint("rule_out", "t", "checkout")])
+    assert constraints.rules_out("oom_killed", "checkout")
+    assert constraints.rules_out("oom_killed", "checkout-api")
+    assert not constraints.rules_out("oom_killed", "checkout-db")
+    assert not constraints.rules_out("oom_killed", "checkout-worker")
+    assert not constraints.rules_out("oom_killed", "new-checkout")
+
+
+def test_ruling_out_a_kind_of_component_matches_the_names_words() -> None:
+    constraints = ConstraintSet([Constraint("rule_out", "t", "database")])
+    assert constraints.rules_out("dependency_failure", "orders-postgres")
+    assert constraints.rules_out("dependency_failure", "payments-db")
+    assert not constraints.rules_out("dependency_failure", "payments")
+    assert not constraints.rules_out("dependency_failure", "dbmigrator")
