@@ -17,36 +17,42 @@ from collections.abc import Sequence
 
 from engines.errors import TriageError
 
-COMMANDS = (
-    "bot.cli.demo",
-    "bot.cli.investigate",
-    "bot.cli.eval",
-    "bot.cli.scenarios",
-    "bot.cli.serve",
-    "bot.cli.history",
-    "bot.cli.show",
-    "bot.cli.lessons",
-    "bot.cli.doctor",
-    "bot.cli.analyzer_server",
-    "bot.cli.reply",
-)
+# Command → module. Only the module of the command being run is imported (the others pull
+# in the engines, the Slack client and the kubernetes client: seconds at start); `triage
+# --help` and a mistyped command import them all, so the usage lists every command.
+COMMANDS = {
+    "demo": "bot.cli.demo",
+    "investigate": "bot.cli.investigate",
+    "eval": "bot.cli.eval",
+    "scenarios": "bot.cli.scenarios",
+    "serve": "bot.cli.serve",
+    "history": "bot.cli.history",
+    "show": "bot.cli.show",
+    "lessons": "bot.cli.lessons",
+    "doctor": "bot.cli.doctor",
+    "analyzer-server": "bot.cli.analyzer_server",
+    "reply": "bot.cli.reply",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or only `command`'s when it is one."""
     parser = argparse.ArgumentParser(
         prog="triage",
         description="Troubleshoot production incidents: Kubernetes, logs and metrics.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for module_name in COMMANDS:
+    modules = [COMMANDS[command]] if command in COMMANDS else list(COMMANDS.values())
+    for module_name in modules:
         importlib.import_module(module_name).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words else None)
+    args = parser.parse_args(words)
     try:
         code = asyncio.run(args.handler(args))
     except TriageError as exc:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,17 +13,19 @@ import pytest
 import bot.cli
 from tools.scenarios import bundled_ids, bundled_root
 
-REGISTERED = bot.cli.COMMANDS  # as the module declares them, before any test narrows them
-
-
-@pytest.fixture(autouse=True)
-def only_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Build the parser with this command alone: the others need their own wiring."""
-    monkeypatch.setattr(bot.cli, "COMMANDS", ("bot.cli.scenarios",))
-
 
 def test_scenarios_is_registered() -> None:
-    assert "bot.cli.scenarios" in REGISTERED
+    assert bot.cli.COMMANDS["scenarios"] == "bot.cli.scenarios"
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    """`triage scenarios list` must not pay for the engines, Slack and kubernetes clients."""
+    probe = ("import sys, contextlib, io; import bot.cli as cli\n"
+             "with contextlib.redirect_stdout(io.StringIO()): cli.main(['scenarios', 'list'])\n"
+             "print(sorted(m for m in sys.modules if m.startswith('bot.cli.')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).parents[2])
+    assert done.stdout.split() == ["['bot.cli.scenarios']"]
 
 
 def test_list(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,6 @@ from datetime import timedelta
 
 import pytest
 
-import bot.cli
 from bot.cli import main
 from bot.store import Feedback, InvestigationRecord, Store
 from bot.store.url import ENV_VAR
@@ -48,14 +47,6 @@ async def seed(url: str) -> int:
         return lesson.id
     finally:
         await store.close()
-
-
-@pytest.fixture(autouse=True)
-def only_the_store_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real `main`, without importing every other command's dependencies (Slack, ...)."""
-    monkeypatch.setattr(
-        bot.cli, "COMMANDS", ("bot.cli.history", "bot.cli.show", "bot.cli.lessons")
-    )
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-import bot.cli
 from bot.cli import main
 from bot.store import Store, StoredInvestigation
 from bot.store.url import ENV_VAR
@@ -36,13 +35,6 @@ DIAGNOSIS = {
     "evidence": [{"tool": "k8s_describe_pod", "quote": "OOMKilled"}], "fix": "raise it",
 }
 RECORDED = re.compile(r"^Recorded as ([0-9a-f]{12}): triage show \1$", re.M)
-
-
-@pytest.fixture(autouse=True)
-def the_commands_under_test(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real `main`, without importing every other command's dependencies (Slack, ...)."""
-    monkeypatch.setattr(bot.cli, "COMMANDS", (
-        "bot.cli.investigate", "bot.cli.history", "bot.cli.show"))
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
