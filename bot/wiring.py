@@ -19,6 +19,7 @@ from engines.events import Event, EventSink, discard
 from engines.got import GotEngine
 from engines.incident import Incident
 from engines.model import Model
+from engines.observation_summary import ObservationSummariser, selector_for
 from engines.react import AfterStep, EngineConfig, InvestigationResult, ReactEngine
 from engines.reflexion import ReflexionEngine
 from engines.router import AutoEngine
@@ -28,7 +29,7 @@ from tools.context import ToolContext
 from tools.scenarios import Scenario, load_scenario
 from tools.sources.base import Sources
 from tools.sources.sandbox import sandbox_sources
-from tools.toolset import Approver, Toolset
+from tools.toolset import Approver, Summariser, Toolset
 
 ANALYZER = "analyzer"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -129,11 +130,22 @@ def build_toolset(
     approver: Approver | None = None,
     *,
     model: str = ANALYZER,
+    summariser: Summariser | None = None,
 ) -> Toolset:
-    """The tools of one investigation, their observations cut to `model`'s budget."""
+    """The tools of one investigation, their observations cut to `model`'s budget (or
+    summarised by `summariser` when cutting would lose their end)."""
     context = ToolContext(now=now, sources=setting.sources, constraints=constraints)
     return Toolset(available_tools(setting.sources), context, approver=approver,
-                   observation_tokens=budgets_for(model).observation_tokens)
+                   observation_tokens=budgets_for(model).observation_tokens,
+                   summariser=summariser)
+
+
+def summariser_for(check: Model | None, incident: Incident) -> Summariser | None:
+    """The check model summarises observations still over budget; none without one."""
+    if check is None:
+        return None
+    return ObservationSummariser(selector_for(check, is_code=check.name == ANALYZER),
+                                 incident.text)
 
 
 async def investigate(
@@ -163,7 +175,8 @@ async def investigate(
     if incident_id:
         incident = Incident(text=text, now=incident.now, id=incident_id)
     constraints = ConstraintSet()
-    toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name)
+    toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name,
+                            summariser=summariser_for(check, incident))
     if inbox is None:
         inbox = ConstraintInbox()
     runner = build_engine(engine, model, search=search, check=check)

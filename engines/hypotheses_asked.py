@@ -74,7 +74,7 @@ def _said(request: ModelRequest) -> str:
     return "\n".join(str(getattr(m, "content", "")) for m in request.messages).lower()
 
 
-def _arguments(reply_calls: Sequence[Any], thought: str, tool: str) -> dict[str, Any] | None:
+def arguments_of(reply_calls: Sequence[Any], thought: str, tool: str) -> dict[str, Any] | None:
     call = next((c for c in reply_calls if c.name == tool), None)
     if call is not None and isinstance(call.arguments, dict):
         return call.arguments
@@ -113,7 +113,7 @@ class AskedHypotheses:
             log.warning("%s failed (%s); falling back", spec.name, exc)
             return None
         self._usage = self._usage + reply.usage
-        found = _arguments(reply.tool_calls, reply.thought, spec.name)
+        found = arguments_of(reply.tool_calls, reply.thought, spec.name)
         if found is None:
             log.warning("%s: no usable answer; falling back", spec.name)
         return found

@@ -15,6 +15,7 @@ import yaml
 from engines.tokens import count_tokens, truncate_to_tokens
 
 _MIN_LIST = 3
+CUT_NOTE = "more tokens cut to fit the observation budget]"
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -101,4 +102,9 @@ def fit(data: Any, budget: int) -> tuple[str, bool, int]:
     total = count_tokens(text)
     head = truncate_to_tokens(text, max(budget - 24, 16))
     cut = total - count_tokens(head)
-    return f"{head}\n[… {cut} more tokens cut to fit the observation budget]", True, whole
+    return f"{head}\n[… {cut} {CUT_NOTE}", True, whole
+
+
+def was_cut_short(text: str) -> bool:
+    """Whether `fit` had to cut the text itself (the last resort), losing its end."""
+    return text.endswith(CUT_NOTE)

@@ -39,7 +39,7 @@ from engines.short_catalog import LIST_TOOLS, render_listing, render_page
 from engines.tokens import count_tokens
 from tools._toolkit import RAW_TOKENS, RawOutput
 from tools.catalog import CORE_SIZE, FALLBACKS, RANKED_TOOLS, READS
-from tools.compress import fit
+from tools.compress import fit, to_text, was_cut_short
 from tools.context import ToolContext
 from tools.fallback import Fallback, outage_note
 from tools.redact import redact, redact_data
@@ -49,6 +49,9 @@ from tools.retry import DEFAULT_RETRY, Attempts, BackendRetry, retried
 log = logging.getLogger(__name__)
 
 Approver = Callable[[Tool, dict[str, Any], str], Awaitable[bool]]
+# (tool, the observation's whole text, the budget) -> a text within it, or None.
+Summariser = Callable[[str, str, int], Awaitable[str | None]]
+SUMMARY_SECONDS = 30.0  # a check model slower than this leaves the observation cut
 
 
 # The arguments by which a tool names one workload or one of its pods.
@@ -74,9 +77,12 @@ class Toolset:
         core_size: int = CORE_SIZE,
         retry: BackendRetry = DEFAULT_RETRY,
         fallbacks: Mapping[str, Fallback] = FALLBACKS,
+        summariser: Summariser | None = None,
     ) -> None:
         """`ranking` orders the tools by how often they are useful, `core_size` of them
-        make the short catalog (tools.catalog measured both)."""
+        make the short catalog (tools.catalog measured both); `summariser` (the check
+        model's, engines/observation_summary.py) replaces the last-resort cut of an
+        observation still over budget."""
         self._tools = {t.name: t for t in tools}
         self._rank = {name: index for index, name in enumerate(ranking)}
         self.core_size = core_size
@@ -85,6 +91,7 @@ class Toolset:
         self._approver = approver
         self._retry = retry
         self._fallbacks = fallbacks
+        self._summariser = summariser
         self._cache: dict[str, ToolResult] = {}
 
     @property
@@ -236,6 +243,8 @@ class Toolset:
             data = dict(data)
             raw = data.pop(RAW_TOKENS)
         data, text, raw_tokens = await asyncio.to_thread(self._render, data, raw)
+        if self._summariser is not None and was_cut_short(text):
+            text = await self._summarised(tool.name, data, text)
         return ToolResult("success", text, data, None, raw_tokens, False,
                           time.perf_counter() - started, attempts.count)
 
@@ -254,6 +263,23 @@ class Toolset:
         masked = redact_data(data)
         text, _, whole = fit(masked, self.observation_tokens)
         return masked, text, (raw.tokens() if raw is not None else 0) or whole
+
+    async def _summarised(self, tool: str, data: Any, cut: str) -> str:
+        """The check model's summary of an observation cut short, or the cut if it has
+        none in time (a summary is an improvement, never a reason to lose the text)."""
+        assert self._summariser is not None
+        whole = await asyncio.to_thread(to_text, data)  # already masked by _render
+        try:
+            async with asyncio.timeout(SUMMARY_SECONDS):
+                summary = await self._summariser(tool, whole, self.observation_tokens)
+        except TimeoutError:
+            log.warning("summarising %s took over %ss; the observation is cut", tool,
+                        SUMMARY_SECONDS)
+            return cut
+        except Exception:  # a summariser bug must not cost the observation
+            log.exception("summarising %s failed; the observation is cut", tool)
+            return cut
+        return redact(summary) if summary else cut
 
     @staticmethod
     def _error(message: str, started: float, attempts: int = 1) -> ToolResult:
