@@ -19,16 +19,20 @@ the report), so `--check-model analyzer` works with no LLM.
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import json
 import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from engines.errors import ModelError
 from engines.hypotheses_asked import arguments_of
 from engines.model import Model, ModelRequest, SystemMessage, ToolSpec, Usage, UserMessage
 from engines.tokens import count_tokens
+from tools.compress import longest_list, to_text
 
 log = logging.getLogger(__name__)
 
@@ -126,29 +130,32 @@ def selector_for(model: Model, *, is_code: bool = False) -> LineSelector:
 
 
 def assemble(request: SelectionRequest, chosen: Sequence[int]) -> str | None:
-    """The chosen lines in the tool's order, gaps marked, within the budget; the first
-    line (what the tool is answering) always stays. None when nothing useful fits.
+    """The chosen lines in the tool's order, within the budget, each with the lines it
+    is nested under (observations are YAML: a kept `reason: OOMKilled` keeps the pod
+    and the list it belongs to), gaps marked as YAML comments so the text still parses.
+    The first line (what the tool is answering) always stays. None when nothing fits.
 
-    Lines are added in the selector's order while their estimated cost (each line's own
-    tokens, a few for a gap's marker) fits; the result is then counted whole, and the least
-    important lines go until it fits, so a long observation costs one pass, not one count
-    per line."""
-    total = len(request.lines)
-    wanted = [n - 1 for n in dict.fromkeys(chosen) if 1 <= n <= total and n != 1]
-    if not wanted:
-        return None
-    room = request.budget - _NOTE_TOKENS - count_tokens(request.lines[0])
-    order: list[int] = []
+    Lines are added in the selector's order while their estimated cost (their own
+    tokens, a few for a gap's marker) fits; the result is then counted whole, and the
+    least important go until it fits, so a long observation costs one pass, not one
+    count per line."""
+    lines = request.lines
+    wanted = [n - 1 for n in dict.fromkeys(chosen) if 1 < n <= len(lines)]
+    room = request.budget - _NOTE_TOKENS - count_tokens(lines[0])
+    kept: set[int] = {0}
+    added: list[set[int]] = []
     for index in wanted:
-        cost = count_tokens(request.lines[index]) + 1 + _GAP_TOKENS
-        if cost <= room:
-            order.append(index)
+        new = {index, *_ancestors(lines, index)} - kept
+        cost = sum(count_tokens(lines[i]) + 1 + _GAP_TOKENS for i in new)
+        if new and cost <= room:
+            kept |= new
+            added.append(new)
             room -= cost
-    while order:
-        text = _render(request.lines, {0, *order})
+    while added:
+        text = _render(lines, kept)
         if count_tokens(text) <= request.budget:
             return text
-        order.pop()
+        kept -= added.pop()
     return None
 
 
@@ -156,30 +163,105 @@ _NOTE_TOKENS = 32
 _GAP_TOKENS = 6
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _ancestors(lines: Sequence[str], index: int) -> list[int]:
+    """The lines `lines[index]` is nested under, by indentation (a `- ` item counts as
+    indented by its dash, its keys by two more)."""
+    found: list[int] = []
+    depth = _indent(lines[index])
+    for above in range(index - 1, 0, -1):
+        if depth == 0:
+            break
+        line = lines[above]
+        if line.strip() and _indent(line) < depth:
+            found.append(above)
+            depth = _indent(line)
+    return found
+
+
 def _render(lines: Sequence[str], kept: set[int]) -> str:
     out: list[str] = []
     previous = -1
     for index in sorted(kept):
         if index > previous + 1:
-            out.append(f"… {index - previous - 1} lines omitted")
+            out.append(f"{' ' * _indent(lines[index])}# … {index - previous - 1} lines omitted")
         out.append(lines[index])
         previous = index
     if previous < len(lines) - 1:
-        out.append(f"… {len(lines) - previous - 1} lines omitted")
-    out.append(f"[the check model kept {len(kept)} of {len(lines)} lines to fit the "
+        out.append(f"# … {len(lines) - previous - 1} lines omitted")
+    out.append(f"# [the check model kept {len(kept)} of {len(lines)} lines to fit the "
                "observation budget]")
     return "\n".join(out)
 
 
+def keep_items(data: Any, chosen: Sequence[int], budget: int) -> str | None:
+    """`data` with its longest list cut to the chosen items (in the tool's order, a note
+    of how many went), rendered within the budget; None when no chosen item fits."""
+    path, length = longest_list(data)
+    wanted = [n - 1 for n in dict.fromkeys(chosen) if 1 <= n <= length]
+    kept: list[int] = []
+    text: str | None = None
+    for index in wanted[:_MAX_TRIES]:
+        trial = sorted([*kept, index])
+        rendered = to_text(_with_items(data, path, trial, length))
+        if count_tokens(rendered) <= budget:
+            kept, text = trial, rendered
+    return text
+
+
+_MAX_TRIES = 64  # items tried in the selector's order: one rendering each
+
+
+def _with_items(data: Any, path: tuple[Any, ...], kept: Sequence[int], length: int) -> Any:
+    working = copy.deepcopy(data)
+    parent: Any = None
+    node = working
+    for key in path:
+        parent, node = node, node[key]
+    items = [node[i] for i in kept]
+    items.append(f"… the check model kept {len(kept)} of {length}; "
+                 f"{length - len(kept)} omitted to fit the observation budget")
+    if parent is None:
+        return items
+    parent[path[-1]] = items
+    return working
+
+
+def one_line(item: Any, limit: int = 240) -> str:
+    """A list item as the selector reads it: compact JSON on one line, bounded."""
+    text = item if isinstance(item, str) else json.dumps(item, default=str,
+                                                         separators=(",", ":"))
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 class ObservationSummariser:
-    """The toolset's summariser (tools.toolset.Summariser), bound to one investigation."""
+    """The toolset's summariser (tools.toolset.Summariser), bound to one investigation:
+    a text is cut to its chosen lines, structured data to its longest list's chosen
+    items (rendered by tools/compress.py as before, so it stays the YAML every reader
+    expects)."""
 
     def __init__(self, selector: LineSelector, incident: str) -> None:
         self.selector = selector
         self.incident = incident
 
-    async def __call__(self, tool: str, text: str, budget: int) -> str | None:
-        request = SelectionRequest(tool, tuple(text.splitlines()), budget, self.incident)
-        if len(request.lines) < 3:
-            return None  # one long line: nothing to choose between
-        return assemble(request, await self.selector.select_lines(request))
+    async def __call__(self, tool: str, data: Any, budget: int) -> str | None:
+        if isinstance(data, str):
+            request = SelectionRequest(tool, tuple(data.splitlines()), budget, self.incident)
+            if len(request.lines) < 3:
+                return None  # one long line: nothing to choose between
+            chosen = await self.selector.select_lines(request)
+            return await asyncio.to_thread(assemble, request, chosen)  # counting is CPU work
+        path, length = longest_list(data)
+        if length <= 3:
+            return None  # no list to choose from: the plain cut stands
+        node = data
+        for key in path:
+            node = node[key]
+        request = SelectionRequest(tool, tuple(one_line(item) for item in node), budget,
+                                   self.incident)
+        chosen = await self.selector.select_lines(request)
+        return await asyncio.to_thread(keep_items, data, chosen, budget)

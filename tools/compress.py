@@ -43,7 +43,7 @@ def _dump(data: Any, *, flow: bool | None) -> str:
     ).strip()
 
 
-def _longest_list(node: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], int]:
+def longest_list(node: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], int]:
     """The path to the longest list in the data, and its length."""
     best: tuple[tuple[Any, ...], int] = ((), 0)
     if isinstance(node, list):
@@ -54,7 +54,7 @@ def _longest_list(node: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...
     else:
         return best
     for key, child in items:
-        found = _longest_list(child, (*path, key))
+        found = longest_list(child, (*path, key))
         if found[1] > best[1]:
             best = found
     return best
@@ -93,7 +93,7 @@ def fit(data: Any, budget: int) -> tuple[str, bool, int]:
         return text, False, whole
     working = copy.deepcopy(data)
     for _ in range(64):
-        path, length = _longest_list(working)
+        path, length = longest_list(working)
         if length <= _MIN_LIST or not _shrink(working, path):
             break
         text = to_text(working)

@@ -39,7 +39,7 @@ from engines.short_catalog import LIST_TOOLS, render_listing, render_page
 from engines.tokens import count_tokens
 from tools._toolkit import RAW_TOKENS, RawOutput
 from tools.catalog import CORE_SIZE, FALLBACKS, RANKED_TOOLS, READS
-from tools.compress import fit, to_text, was_cut_short
+from tools.compress import fit
 from tools.context import ToolContext
 from tools.fallback import Fallback, outage_note
 from tools.redact import redact, redact_data
@@ -49,8 +49,8 @@ from tools.retry import DEFAULT_RETRY, Attempts, BackendRetry, retried
 log = logging.getLogger(__name__)
 
 Approver = Callable[[Tool, dict[str, Any], str], Awaitable[bool]]
-# (tool, the observation's whole text, the budget) -> a text within it, or None.
-Summariser = Callable[[str, str, int], Awaitable[str | None]]
+# (tool, the result's masked data, the budget) -> an observation within it, or None.
+Summariser = Callable[[str, Any, int], Awaitable[str | None]]
 SUMMARY_SECONDS = 30.0  # a check model slower than this leaves the observation cut
 
 
@@ -242,8 +242,8 @@ class Toolset:
         if isinstance(data, dict) and RAW_TOKENS in data:
             data = dict(data)
             raw = data.pop(RAW_TOKENS)
-        data, text, raw_tokens = await asyncio.to_thread(self._render, data, raw)
-        if self._summariser is not None and was_cut_short(text):
+        data, text, cut, raw_tokens = await asyncio.to_thread(self._render, data, raw)
+        if self._summariser is not None and cut:
             text = await self._summarised(tool.name, data, text)
         return ToolResult("success", text, data, None, raw_tokens, False,
                           time.perf_counter() - started, attempts.count)
@@ -256,22 +256,21 @@ class Toolset:
             return message
         return f"{message}\n{outage_note(fallback, arguments, READS, self.specs())}"
 
-    def _render(self, data: Any, raw: RawOutput | None) -> tuple[Any, str, int]:
+    def _render(self, data: Any, raw: RawOutput | None) -> tuple[Any, str, bool, int]:
         """Mask and render a result, and count what the raw output would have cost: pure CPU
         work, done in a worker thread so that a bot serving many investigations keeps
         answering Slack while observations are built."""
         masked = redact_data(data)
-        text, _, whole = fit(masked, self.observation_tokens)
-        return masked, text, (raw.tokens() if raw is not None else 0) or whole
+        text, cut, whole = fit(masked, self.observation_tokens)
+        return masked, text, cut, (raw.tokens() if raw is not None else 0) or whole
 
     async def _summarised(self, tool: str, data: Any, cut: str) -> str:
         """The check model's summary of an observation cut short, or the cut if it has
         none in time (a summary is an improvement, never a reason to lose the text)."""
         assert self._summariser is not None
-        whole = await asyncio.to_thread(to_text, data)  # already masked by _render
         try:
-            async with asyncio.timeout(SUMMARY_SECONDS):
-                summary = await self._summariser(tool, whole, self.observation_tokens)
+            async with asyncio.timeout(SUMMARY_SECONDS):  # data is masked by _render
+                summary = await self._summariser(tool, data, self.observation_tokens)
         except TimeoutError:
             log.warning("summarising %s took over %ss; the observation is cut", tool,
                         SUMMARY_SECONDS)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import yaml
+
 from bot.wiring import summariser_for
 from engines.analyzer import AnalyzerModel
 from engines.constraints import ConstraintSet
@@ -47,13 +49,27 @@ async def request_log(ctx: ToolContext) -> str:
     return "\n".join(LINES)
 
 
+EVENTS = [{"type": "Normal", "reason": "Pulled", "object": f"Pod/cart-{i}",
+           "message": f"Successfully pulled image cart:1.{i} in 2.1s", "count": 1}
+          for i in range(80)]
+EVENTS[57] = {"type": "Warning", "reason": "OOMKilling", "object": "Pod/cart-57",
+              "message": "Memory cgroup out of memory: Killed process 4242 (java)", "count": 9}
+
+
+@tool(describe="Reading events")
+async def cart_events(ctx: ToolContext) -> dict[str, Any]:
+    """The events of cart's namespace."""
+    return {"namespace": "shop", "total": len(EVENTS), "events": EVENTS}
+
+
 def _toolset(summariser: Summariser | None) -> Toolset:
     context = ToolContext(now=NOW, sources=Sources(), constraints=ConstraintSet())
-    return Toolset([request_log], context, observation_tokens=300, summariser=summariser)
+    return Toolset([request_log, cart_events], context, observation_tokens=300,
+                   summariser=summariser)
 
 
-async def _observe(summariser: Summariser | None) -> str:
-    result = await _toolset(summariser).call(ToolCall("c1", "request_log", {}))
+async def _observe(summariser: Summariser | None, name: str = "request_log") -> str:
+    result = await _toolset(summariser).call(ToolCall("c1", name, {}))
     assert result.status == "success"
     return result.text
 
@@ -66,9 +82,21 @@ def test_assembled_lines_are_verbatim_in_the_tools_order_within_the_budget() -> 
     assert lines[0] == LINES[0]
     assert [line for line in lines if line in (LINES[310], LINES[370])] == [LINES[310],
                                                                            LINES[370]]
-    assert "… 309 lines omitted" in lines and "[the check model kept 3 of 400" in lines[-1]
+    assert "# … 309 lines omitted" in lines
+    assert lines[-1].startswith("# [the check model kept 3 of 400")
     assert assemble(request, []) is None
     assert assemble(request, [0, 401, 1]) is None  # out of range, or only the heading
+
+
+def test_a_kept_yaml_line_keeps_what_it_is_nested_under_and_still_parses() -> None:
+    pods = [f"- pod: cart-{i}\n  restarts: 0\n  last_reason: null" for i in range(60)]
+    pods[41] = "- pod: cart-41\n  restarts: 7\n  last_reason: OOMKilled"
+    observation = "pods:\n" + "\n".join("  " + line for p in pods for line in p.split("\n"))
+    lines = tuple(observation.splitlines())
+    reason = lines.index("    last_reason: OOMKilled") + 1
+    text = assemble(SelectionRequest("k8s_pod_status", lines, 80, "cart"), [reason])
+    assert text is not None
+    assert yaml.safe_load(text) == {"pods": [{"pod": "cart-41", "last_reason": "OOMKilled"}]}
 
 
 def test_code_ranks_the_faults_and_the_reports_names_first() -> None:
@@ -93,6 +121,24 @@ async def test_an_llm_check_model_summarises_an_observation_cut_short() -> None:
     assert count_tokens(text) <= 300
 
 
+async def test_structured_data_keeps_the_chosen_items_as_the_yaml_it_was() -> None:
+    plain = await _observe(None, "cart_events")
+    assert "more omitted to fit" in plain and "OOMKilling" not in plain  # halved to its head
+    async with FakeOpenAIServer(models=("gpt-small",)) as small:
+        small.script(Completion(None, (tool_call(KEEP_SPEC.name, {"keep": [58, 1]}),)))
+        async with OpenAIModel("gpt-small", base_url=small.base_url, api_key="sk-test",
+                               retry=FAST, http_client=plain_http()) as check:
+            text = await _observe(ObservationSummariser(AskedSelection(check), "cart OOM"),
+                                  "cart_events")
+        asked = small.chat_requests[0]["messages"][-1]["content"]
+    assert '58: {"type":"Warning","reason":"OOMKilling"' in asked
+    shown = yaml.safe_load(text)
+    assert shown["total"] == 80
+    assert shown["events"][:2] == [EVENTS[0], EVENTS[57]]
+    assert shown["events"][2].startswith("… the check model kept 2 of 80; 78 omitted")
+    assert count_tokens(text) <= 300
+
+
 async def test_a_check_model_without_an_answer_leaves_the_plain_cut() -> None:
     async with FakeOpenAIServer(models=("gpt-small",)) as small:
         small.script(Completion("I would keep the errors.", ()))  # no tool call, no JSON
@@ -103,7 +149,7 @@ async def test_a_check_model_without_an_answer_leaves_the_plain_cut() -> None:
 
 
 async def test_a_failing_summariser_costs_nothing() -> None:
-    async def broken(tool: str, text: str, budget: int) -> str | None:
+    async def broken(tool: str, data: Any, budget: int) -> str | None:
         raise RuntimeError("bug")
 
     assert await _observe(broken) == await _observe(None)
