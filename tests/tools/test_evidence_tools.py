@@ -13,12 +13,17 @@ from engines.errors import ConstraintViolationError, ToolError
 from tests.tools._tooling import call, context, text
 from tools.catalog import ALL_TOOLS, READS
 from tools.redact import MASK
+from tools.scenarios.validate import validate_scenario
 from tools.sources.base import Sources
 
 EVIDENCE = Path(__file__).parent / "data" / "evidence-shop"
 NS = "evidence"
 TOOLS = ("k8s_pod_limit_ranges", "k8s_list_volume_claims", "k8s_mounted_config",
          "k8s_service_endpoints")
+
+
+def test_the_evidence_scenario_follows_the_format() -> None:
+    assert validate_scenario(EVIDENCE) == []
 
 
 def test_the_evidence_tools_are_in_the_catalog_and_read_the_cluster() -> None:

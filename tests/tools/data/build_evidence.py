@@ -19,6 +19,7 @@ files are what the tests read). Everything else is fixed.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,8 @@ def ts(moment: datetime) -> str:
 
 def meta(name: str, namespace: str | None = NS, age: timedelta = timedelta(days=30),
          **extra: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": name, "creationTimestamp": ts(NOW - age)}
+    data: dict[str, Any] = {"name": name, "uid": f"uid-{name}",
+                            "creationTimestamp": ts(NOW - age)}
     if namespace:
         data["namespace"] = namespace
     data.update(extra)
@@ -95,7 +97,8 @@ def limits() -> list[dict[str, Any]]:
                                "spec": {"containers": [worker_container]}}},
          "status": {"replicas": 1, "readyReplicas": 0}},
         {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-         "metadata": meta("worker-5d8f7c9b6", ownerReferences=owner("Deployment", "worker")),
+         "metadata": meta("worker-5d8f7c9b6", ownerReferences=owner("Deployment", "worker"),
+                          labels={"app": "worker", "pod-template-hash": "5d8f7c9b6"}),
          "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "worker"}},
                   "template": {"metadata": {"labels": {"app": "worker"}},
                                "spec": {"containers": [worker_container]}}}},
@@ -239,7 +242,8 @@ def trust() -> list[dict[str, Any]]:
          "status": {"replicas": 2, "readyReplicas": 2}},
         {"apiVersion": "apps/v1", "kind": "ReplicaSet",
          "metadata": meta("payments-client-7f9c8d6b5",
-                          ownerReferences=owner("Deployment", "payments-client")),
+                          ownerReferences=owner("Deployment", "payments-client"),
+                          labels={"app": "payments-client", "pod-template-hash": "7f9c8d6b5"}),
          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "payments-client"}},
                   "template": template}},
         *({"apiVersion": "v1", "kind": "Pod",
@@ -269,7 +273,8 @@ def services() -> list[dict[str, Any]]:
                                "spec": cart[0]["spec"]}},
          "status": {"replicas": 2, "readyReplicas": 2}},
         {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-         "metadata": meta("cart-6c5d4b3a2", ownerReferences=owner("Deployment", "cart")),
+         "metadata": meta("cart-6c5d4b3a2", ownerReferences=owner("Deployment", "cart"),
+                          labels=cart_labels | {"pod-template-hash": "6c5d4b3a2"}),
          "spec": {"replicas": 2, "selector": {"matchLabels": cart_labels},
                   "template": {"metadata": {"labels": cart_labels}, "spec": cart[0]["spec"]}}},
         *cart,
@@ -297,7 +302,8 @@ def services() -> list[dict[str, Any]]:
 
 def metrics() -> str:
     """Volume stats for the two databases' claims: orders-db fills, ledger-db is calm."""
-    lines = ["# TYPE kubelet_volume_stats_used_bytes gauge"]
+    lines = ["# HELP kubelet_volume_stats_used_bytes Number of used bytes in the volume",
+             "# TYPE kubelet_volume_stats_used_bytes gauge"]
     used = {"data-orders-db-0": (8.6, 9.75), "data-ledger-db-0": (2.0, 2.1)}
     start = NOW - timedelta(minutes=70)
     for claim_name, (first, last) in used.items():
@@ -306,7 +312,8 @@ def metrics() -> str:
             stamp = int((start + timedelta(minutes=minute)).timestamp())
             lines.append(f'kubelet_volume_stats_used_bytes{{namespace="{NS}",'
                          f'persistentvolumeclaim="{claim_name}"}} {value:.0f} {stamp}')
-    lines.append("# TYPE kubelet_volume_stats_capacity_bytes gauge")
+    lines += ["# HELP kubelet_volume_stats_capacity_bytes Capacity in bytes of the volume",
+              "# TYPE kubelet_volume_stats_capacity_bytes gauge"]
     for claim_name in used:
         for minute in range(0, 71, 5):
             stamp = int((start + timedelta(minutes=minute)).timestamp())
@@ -315,11 +322,24 @@ def metrics() -> str:
     return "\n".join([*lines, "# EOF"]) + "\n"
 
 
+def hashed(obj: dict[str, Any]) -> dict[str, Any]:
+    """A ReplicaSet selects and stamps its pod-template-hash, as the Deployment controller
+    makes it."""
+    if obj["kind"] == "ReplicaSet":
+        label = {"pod-template-hash": obj["metadata"]["name"].rsplit("-", 1)[1]}
+        spec = obj["spec"]
+        spec["selector"] = {"matchLabels": spec["selector"]["matchLabels"] | label}
+        template = spec["template"]
+        template["metadata"] = {"labels": template["metadata"]["labels"] | label}
+    return obj
+
+
 def main() -> None:
     HERE.mkdir(exist_ok=True)
     objects = [{"apiVersion": "v1", "kind": "Namespace",
                 "metadata": meta(NS, None, labels={"kubernetes.io/metadata.name": NS})},
                *limits(), *storage(), *trust(), *services()]
+    objects = [hashed(json.loads(json.dumps(obj))) for obj in objects]  # no shared parts
     (HERE / "cluster.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
     (HERE / "metrics.om").write_text(metrics())
     (HERE / "scenario.yaml").write_text(yaml.safe_dump({
