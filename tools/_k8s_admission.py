@@ -30,7 +30,6 @@ from tools.registry import tool
 from tools.sources.base import KubeObject
 
 LIMIT_RANGER = "kubernetes.io/limit-ranger"
-_FIELDS = (("default", "limits"), ("defaultRequest", "requests"))  # LimitRange key, filled
 _BOUNDS = ("max", "min", "maxLimitRequestRatio")
 _REFUSAL_WORDS = ("limitrange", "maximum", "minimum", "limit to request ratio")
 
@@ -152,34 +151,47 @@ def _items(ranges: list[KubeObject], kind: str) -> list[tuple[str, dict[str, Any
             if str(item.get("type", "Container")) == kind]
 
 
+def _defaults(item: dict[str, Any]) -> dict[tuple[str, str], tuple[float, str]]:
+    """The defaults a Container item applies, completed as the API server completes a
+    stored LimitRange: a max stands in for a missing default limit; a missing
+    defaultRequest is the default limit, else the min. (section, resource) → (value, why)."""
+    def read(key: str) -> dict[str, float]:
+        return {str(r): n for r, v in (item.get(key) or {}).items()
+                if (n := quantity(v)) is not None}
+
+    limits = {r: (n, "max") for r, n in read("max").items()}
+    limits |= {r: (n, "default") for r, n in read("default").items()}
+    requests = {r: (n, "min (with no defaultRequest, the min is the default request)")
+                for r, n in read("min").items()}
+    requests |= {r: (n, f"{key} (with no defaultRequest, the default limit is also the "
+                        "default request)") for r, (n, key) in limits.items()}
+    requests |= {r: (n, "defaultRequest") for r, n in read("defaultRequest").items()}
+    said = {"max": "max (with no default, the max is the default limit)", "default": "default"}
+    return {**{("limits", r): (n, said[key]) for r, (n, key) in limits.items()},
+            **{("requests", r): v for r, v in requests.items()}}
+
+
 def _predicted(declared: Amounts, ranges: list[KubeObject]) -> Amounts:
-    """What admission would make of a template (the pod does not exist): the defaults fill
-    what is not declared; a missing request takes the limit, as the API server does."""
+    """What admission would make of a template (the pod does not exist). The API server
+    first gives a request that is not declared the declared limit; the LimitRanger then
+    fills what is still missing from the defaults."""
     effective = dict(declared)
+    for (section, resource), value in declared.items():
+        if section == "limits":
+            effective.setdefault(("requests", resource), value)
     for _, item in _items(ranges, "Container"):
-        for key, section in _FIELDS:
-            for resource, value in (item.get(key) or {}).items():
-                number = quantity(value)
-                if number is not None:
-                    effective.setdefault((section, str(resource)), number)
-    for (section, resource), value in list(effective.items()):
-        if section == "limits" and ("requests", resource) not in declared:
-            default_request = any((item.get("defaultRequest") or {}).get(resource)
-                                  for _, item in _items(ranges, "Container"))
-            if not default_request:
-                effective[("requests", resource)] = value
+        for key, (value, _why) in _defaults(item).items():
+            effective.setdefault(key, value)
     return effective
 
 
 def _default_source(ranges: list[KubeObject], section: str, resource: str,
                     value: float) -> str | None:
-    """The LimitRange whose default (or defaultRequest) equals an undeclared value."""
-    key = "default" if section == "limits" else "defaultRequest"
+    """The LimitRange (and which of its fields) whose default equals an undeclared value."""
     for name, item in _items(ranges, "Container"):
-        if quantity((item.get(key) or {}).get(resource)) == value:
-            return f"{name} {key}"
-        if section == "requests" and quantity((item.get("default") or {}).get(resource)) == value:
-            return f"{name} default (a request takes the limit when none is given)"
+        default = _defaults(item).get((section, resource))
+        if default is not None and default[0] == value:
+            return f"{name} {default[1]}"
     return None
 
 
@@ -190,13 +202,14 @@ def _bound_breaks(who: str, amounts: Amounts, ranges: list[KubeObject], kind: st
         for bound, over in (("max", True), ("min", False)):
             for resource, limit in (item.get(bound) or {}).items():
                 cap = quantity(limit)
-                for section in ("limits", "requests"):
+                for section in ("limits", "requests"):  # the API names the first only
                     value = amounts.get((section, str(resource)))
                     if cap is None or value is None or (value <= cap if over else value >= cap):
                         continue
                     broken.append(f"{who}: {section}.{resource} {fmt_quantity(resource, value)}"
                                   f" is {'above' if over else 'below'} LimitRange {name} "
                                   f"{kind} {bound} {limit}: such pods are refused")
+                    break
         for resource, ratio in (item.get("maxLimitRequestRatio") or {}).items():
             limit_value = amounts.get(("limits", str(resource)))
             request = amounts.get(("requests", str(resource)))

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from engines.errors import ConstraintViolationError, ToolError
 from tests.tools._tooling import call, context, text
@@ -56,11 +57,50 @@ async def test_limit_ranges_explain_a_cronjob_refused_by_a_max_with_no_pod() -> 
     assert "limit_ranger_annotation" not in data
     report = data["containers"][0]
     assert report["declared"] == {"limits": "cpu 1, memory 2Gi"}
-    assert report["would_be_admitted_as"]["requests"] == "cpu 100m, memory 64Mi"
-    assert any("limits.memory 2Gi is above LimitRange container-defaults Container max 1Gi"
-               in f for f in data["findings"])
+    # A request not declared takes the declared limit before any LimitRange default.
+    assert report["would_be_admitted_as"]["requests"] == "cpu 1, memory 2Gi"
+    assert data["findings"][0] == ("report: limits.memory 2Gi is above LimitRange "
+                                   "container-defaults Container max 1Gi: such pods are refused")
+    assert not any("requests" in f for f in data["findings"])
     assert data["refusals"][0]["reason"] == "FailedCreate"
     assert "maximum memory usage per Container is 1Gi" in data["refusals"][0]["message"]
+
+
+async def test_a_limit_range_with_only_a_max_sets_the_limit_of_who_declares_none(
+    tmp_path: Path,
+) -> None:
+    """The API server completes a LimitRange: its max is the default limit, and that the
+    default request; a workload with no resources runs at the max without anyone saying so."""
+    labels = {"app": "etl"}
+    container = {"name": "etl", "image": "etl:1"}
+    admitted = container | {"resources": {"limits": {"memory": "512Mi"},
+                                          "requests": {"memory": "512Mi"}}}
+    owner = [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "etl", "controller": True}]
+    objects = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "batch"}},
+        {"apiVersion": "v1", "kind": "LimitRange",
+         "metadata": {"name": "cap", "namespace": "batch"},
+         "spec": {"limits": [{"type": "Container", "max": {"memory": "512Mi"}}]}},
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "etl", "namespace": "batch"},
+         "spec": {"selector": {"matchLabels": labels}, "template": {
+             "metadata": {"labels": labels}, "spec": {"containers": [container]}}}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "etl-0", "namespace": "batch", "labels": labels,
+                      "ownerReferences": owner},
+         "spec": {"containers": [admitted]}, "status": {"phase": "Running"}},
+    ]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objects))
+    (tmp_path / "scenario.yaml").write_text(yaml.safe_dump({
+        "id": "max-only", "title": "t", "now": "2026-11-30T10:00:00Z", "report": "etl OOM",
+        "truth": {"category": "oom_killed",
+                  "culprit": {"kind": "Deployment", "namespace": "batch", "name": "etl"}}}))
+    data = await call(context(tmp_path), "k8s_pod_limit_ranges", namespace="batch", pod="etl")
+    assert data["findings"] == [
+        "etl: limits.memory 512Mi comes from LimitRange cap max (with no default, the max is "
+        "the default limit) (the Deployment declares none)",
+        "etl: requests.memory 512Mi comes from LimitRange cap max (with no defaultRequest, the "
+        "default limit is also the default request) (the Deployment declares none)"]
 
 
 async def test_limit_ranges_say_when_nothing_applies() -> None:
