@@ -107,14 +107,16 @@ def _compare(workload: Workload, admitted: KubeObject | None, ranges: list[KubeO
             effective = _predicted(declared, ranges)
             if effective != declared:
                 row["would_be_admitted_as"] = _shown(effective)
+        supplied: dict[str, list[str]] = {}  # the LimitRange field → the values it gave
         for (section, resource), value in sorted(effective.items()):
             totals[section][resource] = totals[section].get(resource, 0.0) + value
             if (section, resource) not in declared:
                 source = _default_source(ranges, section, resource, value)
                 if source:
-                    findings.append(f"{name}: {section}.{resource} "
-                                    f"{fmt_quantity(resource, value)} comes from LimitRange "
-                                    f"{source} (the {workload.kind} declares none)")
+                    supplied.setdefault(source, []).append(
+                        f"{section}.{resource} {fmt_quantity(resource, value)}")
+        findings += [f"{name}: {', '.join(values)} from LimitRange {source}, not declared "
+                     f"by the {workload.kind}" for source, values in supplied.items()]
         findings += _bound_breaks(name, effective, ranges, "Container")
         status = statuses.get(name) or {}
         if term := last_termination(status):

@@ -46,8 +46,11 @@ async def test_limit_ranges_name_the_default_behind_an_undeclared_limit() -> Non
     assert worker["declared"] == "none"
     assert worker["admitted"]["limits"] == "cpu 500m, memory 128Mi"
     assert worker["last_exit"].startswith("OOMKilled (exit 137)")
-    assert ("worker: limits.memory 128Mi comes from LimitRange container-defaults default "
-            "(the Deployment declares none)") in data["findings"]
+    assert data["findings"] == [
+        "worker: limits.cpu 500m, limits.memory 128Mi from LimitRange container-defaults "
+        "default, not declared by the Deployment",
+        "worker: requests.cpu 100m, requests.memory 64Mi from LimitRange container-defaults "
+        "defaultRequest, not declared by the Deployment"]
 
 
 async def test_limit_ranges_explain_a_cronjob_refused_by_a_max_with_no_pod() -> None:
@@ -97,10 +100,10 @@ async def test_a_limit_range_with_only_a_max_sets_the_limit_of_who_declares_none
                   "culprit": {"kind": "Deployment", "namespace": "batch", "name": "etl"}}}))
     data = await call(context(tmp_path), "k8s_pod_limit_ranges", namespace="batch", pod="etl")
     assert data["findings"] == [
-        "etl: limits.memory 512Mi comes from LimitRange cap max (with no default, the max is "
-        "the default limit) (the Deployment declares none)",
-        "etl: requests.memory 512Mi comes from LimitRange cap max (with no defaultRequest, the "
-        "default limit is also the default request) (the Deployment declares none)"]
+        "etl: limits.memory 512Mi from LimitRange cap max (with no default, the max is the "
+        "default limit), not declared by the Deployment",
+        "etl: requests.memory 512Mi from LimitRange cap max (with no defaultRequest, the "
+        "default limit is also the default request), not declared by the Deployment"]
 
 
 async def test_limit_ranges_say_when_nothing_applies() -> None:
