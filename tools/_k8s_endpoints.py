@@ -21,6 +21,7 @@ from tools._k8s_common import (
     selector_matches,
     selector_text,
 )
+from tools._k8s_network import _rule_text
 from tools._k8s_templates import containers_of
 from tools._toolkit import check_namespace, cut, finish
 from tools.context import ToolContext
@@ -32,8 +33,8 @@ from tools.sources.base import KubeObject
 async def k8s_service_endpoints(ctx: ToolContext, namespace: str, service: str) -> dict[str, Any]:
     """Show one Service's selector and the pods it matches (ready or not, with their
     workload), pods that match all but one label of it, its Endpoints' ready and not-ready
-    addresses with the pod behind each, and each port's targetPort against the ports the
-    matched pods' containers open.
+    addresses with the pod behind each, each port's targetPort against the ports the
+    matched pods' containers open, and the NetworkPolicies restricting ingress to them.
 
     Args:
         namespace: The Service's namespace.
@@ -46,7 +47,8 @@ async def k8s_service_endpoints(ctx: ToolContext, namespace: str, service: str) 
         names = ", ".join(sorted(name_of(s) for s in services)[:20]) or "none"
         raise ToolError(f"no Service {service!r} in {namespace}; Services there: {names}")
     endpoints = await ctx.cluster.get_object("Endpoints", namespace, service)
-    pods, replicasets, jobs = await list_kinds(ctx, namespace, "Pod", "ReplicaSet", "Job")
+    pods, replicasets, jobs, policies = await list_kinds(ctx, namespace, "Pod", "ReplicaSet",
+                                                         "Job", "NetworkPolicy")
     owners = Owners(replicasets, jobs)
     spec = found.get("spec") or {}
     result: dict[str, Any] = {"service": f"{namespace}/{service}",
@@ -75,9 +77,33 @@ async def k8s_service_endpoints(ctx: ToolContext, namespace: str, service: str) 
     ports, port_problems = _ports(spec.get("ports") or [], matched)
     result["ports"] = ports
     problems += port_problems
+    if matched and (guarding := _guarding(policies, matched)):
+        result["ingress_policies"] = cut([text for _, text in guarding], 6)
+        if all(text.endswith("denies all ingress") for _, text in guarding):
+            names = ", ".join(name for name, _ in guarding)
+            problems.append(f"NetworkPolicy {names} selects these pods and admits no ingress: "
+                            "connections to them are dropped")
     if problems:
         result["problems"] = problems
     return finish(result, [found, *([endpoints] if endpoints else []), *matched])
+
+
+def _guarding(policies: list[KubeObject], pods: list[KubeObject]) -> list[tuple[str, str]]:
+    """The NetworkPolicies that restrict ingress to any of `pods`, each in a few words.
+    Policies add up: the pods admit what any of them allows, nothing when none allows."""
+    found = []
+    for policy in policies:
+        spec = policy.get("spec") or {}
+        types = spec.get("policyTypes") or ["Ingress"]
+        selector = spec.get("podSelector") or {}
+        if "Ingress" not in types or not any(
+                selector_matches(selector, meta(p).get("labels") or {}) for p in pods):
+            continue
+        rules = spec.get("ingress") or []
+        text = (f"{name_of(policy)}: denies all ingress" if not rules else
+                f"{name_of(policy)}: " + "; ".join(_rule_text(r, "from", []) for r in rules[:3]))
+        found.append((name_of(policy), text))
+    return found
 
 
 def _ready(pod: KubeObject) -> bool:

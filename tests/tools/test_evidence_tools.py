@@ -213,11 +213,15 @@ async def test_service_endpoints_check_the_target_port_against_the_pods() -> Non
     assert wrong["matching_pods"] == ["orders-db-0 10.244.0.30 ready [StatefulSet/orders-db]"]
     assert wrong["endpoints"]["ready"] == ["10.244.0.30:5433 (orders-db-0)"]
     assert wrong["ports"] == ["pg 5432→5433: NOT a port of the pods"]
-    assert wrong["problems"] == ["targetPort 5433 is not a port the matched pods open (they "
-                                 "open 5432; named pg)"]
+    assert wrong["problems"] == [
+        "targetPort 5433 is not a port the matched pods open (they open 5432; named pg)",
+        "NetworkPolicy orders-db-lockdown selects these pods and admits no ingress: "
+        "connections to them are dropped"]
+    assert wrong["ingress_policies"] == ["orders-db-lockdown: denies all ingress"]
     right = await call(ctx, "k8s_service_endpoints", namespace=NS, service="ledger-db")
     assert right["ports"] == ["pg 5432→pg (= 5432): opened by the pods"]
     assert "problems" not in right  # ledger-db-2 is Pending, but two replicas serve
+    assert right["ingress_policies"] == ["ledger-db-clients: from pods app=ledger on TCP/5432"]
     assert len(right["matching_pods"]) == 3
     assert any("NOT READY (Pending:Unschedulable)" in p for p in right["matching_pods"])
     with pytest.raises(ToolError, match="no Service 'carts' in evidence; Services there: cart"):

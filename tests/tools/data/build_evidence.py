@@ -9,7 +9,8 @@ One namespace, `evidence`, holding one case for each evidence tool, each with a 
 - `payments-client` mounts the ConfigMap `trust-bundle`, changed after its pods started,
   whose bundle holds an expired root CA beside a valid one, and a Secret by name;
 - the Service `cart` selects `tier=web` while its pods say `tier=backend`, and
-  `orders-db`'s Service targets a port its pod does not open.
+  `orders-db`'s Service targets a port its pod does not open, behind a NetworkPolicy that
+  admits nothing.
 
 The certificates are made here with `cryptography` (fresh keys on each run: the committed
 files are what the tests read). Everything else is fixed.
@@ -289,6 +290,16 @@ def services() -> list[dict[str, Any]]:
          "subsets": [{"addresses": [{"ip": "10.244.0.30", "targetRef": {
              "kind": "Pod", "name": "orders-db-0", "namespace": NS}}],
                       "ports": [{"name": "pg", "port": 5433}]}]},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+         "metadata": meta("orders-db-lockdown", age=timedelta(minutes=30)),
+         "spec": {"podSelector": {"matchLabels": {"app": "orders-db"}},
+                  "policyTypes": ["Ingress"]}},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+         "metadata": meta("ledger-db-clients"),
+         "spec": {"podSelector": {"matchLabels": {"app": "ledger-db"}},
+                  "policyTypes": ["Ingress"],
+                  "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "ledger"}}}],
+                               "ports": [{"protocol": "TCP", "port": 5432}]}]}},
         {"apiVersion": "v1", "kind": "Service", "metadata": meta("ledger-db"),
          "spec": {"selector": {"app": "ledger-db"},
                   "ports": [{"name": "pg", "port": 5432, "targetPort": "pg"}]}},
