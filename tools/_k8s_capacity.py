@@ -109,7 +109,8 @@ def _over_target(text: str) -> bool:
 async def k8s_list_quotas(ctx: ToolContext, namespace: str | None = None) -> dict[str, Any]:
     """List ResourceQuotas (used against hard per resource, fullest first, at or near the
     limit flagged), LimitRanges (defaults, min and max per container or pod), and recent
-    pod-creation failures that mention a quota or limit.
+    pod-creation failures that mention a quota or limit. k8s_pod_limit_ranges shows what
+    the LimitRanges did to one workload's pods.
 
     Args:
         namespace: Namespace to list; omit for all namespaces.

@@ -44,7 +44,8 @@ async def k8s_list_services(
 ) -> dict[str, Any]:
     """List Services with their selector, ports, how many pods the selector matches (and how
     many are ready), endpoint counts, and problems: a selector that matches no pod, no ready
-    endpoint, a targetPort that the pods do not expose.
+    endpoint, a targetPort that the pods do not expose. k8s_service_endpoints shows one
+    Service's pods and addresses by name.
 
     Args:
         namespace: Namespace to list; omit for all namespaces.

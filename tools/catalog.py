@@ -60,6 +60,10 @@ TOOL_USE: dict[str, tuple[int, int]] = {  # name: (diagnoses quoting it, investi
     "k8s_list_quotas": (1, 61),
     "k8s_list_ingresses": (0, 1),
     "k8s_get_object": (0, 0),
+    "k8s_list_volume_claims": (0, 0),  # the evidence tools (issue 16): the analyzer calls none yet
+    "k8s_mounted_config": (0, 0),
+    "k8s_pod_limit_ranges": (0, 0),
+    "k8s_service_endpoints": (0, 0),
     "logs_count_over_time": (0, 0),
     "metrics_promql": (0, 0),  # live Prometheus only: no scenario can call it
 }

@@ -97,7 +97,9 @@ def test_a_listing_is_one_short_line_a_tool_and_reads_back_as_its_arguments() ->
     assert len(text.splitlines()) == len(HIDDEN) + 1
     assert "- k8s_get_object(kind, name, namespace?): Read one Kubernetes object" in text
     assert "limit?: int" in text
-    assert count_tokens(text) < 400  # kept whole in the history: it must stay small
+    # Kept whole in the history, it must stay small: about 30 tokens a tool beyond the core
+    # (14 of them since the evidence tools of issue 16).
+    assert count_tokens(text) < 500
     read = {spec.name: spec for spec in read_listing(text)}
     assert list(read) == [spec.name for spec in HIDDEN]
     for spec in HIDDEN:

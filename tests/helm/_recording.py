@@ -149,6 +149,8 @@ def _subject_kinds(properties: Mapping[str, Any], objects: dict[str, list[Subjec
         return [k for k in enum if isinstance(k, str)] or [r.kind for r in RESOURCES]
     if "workload" in properties:
         return list(WORKLOAD_KINDS)
+    if "service" in properties:
+        return ["Service"]
     if "name" in properties:
         return [k for k in objects if k != "Namespace"]
     if "node" in properties and "node" in _required(properties):
@@ -186,6 +188,7 @@ def _fill(properties: Mapping[str, Any], subject: Subject | None) -> dict[str, A
                 "node": subject.name if subject.kind == "Node" else spec.get("nodeName"),
                 "name": subject.name,
                 "workload": subject.name,
+                "service": subject.name if subject.kind == "Service" else None,
                 "kind": subject.kind if not enum or subject.kind in enum else None,
                 "container": containers[0] if containers else None,
             }.get(name)
