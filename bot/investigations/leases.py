@@ -139,10 +139,17 @@ class Leases:
 
     async def run(self) -> None:
         """Renew every third of the TTL until shutdown has released everything."""
+        loop = asyncio.get_running_loop()
         while not (self._stopping and not self._held):
             self._changed.clear()
+            due = loop.time() + self.every
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout=self.every)
+            late = loop.time() - due
+            if late > self.every and self._held:
+                # A stalled loop or a starved process: the leases may have lapsed meanwhile.
+                log.warning("lease renewal ran %.1f s late (TTL %g s)", late,
+                            self.ttl.total_seconds())
             try:
                 await self.renew()
             except Exception as exc:  # the store away for a moment: try at the next beat

@@ -118,10 +118,10 @@ class Records:
             if self.leases is not None:  # left to expire: whoever takes it over ends it
                 self.leases.drop(investigation)
             raise
-        if self.leases is not None:
-            await self.leases.release(investigation)
         if result is not None:
             for reflection in result.reflections:
                 await self.lessons.keep(
                     reflection, investigation.id, investigation.text, diagnosis
                 )
+        if self.leases is not None:
+            await self.leases.release(investigation)

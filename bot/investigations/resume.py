@@ -50,6 +50,8 @@ def resume(
         reporter.model, reporter.max_steps = started.model, started.max_steps
     reporter.step = max((getattr(e, "step", 0) for e in events), default=0)
     launched = investigations.launch(investigation, None)
+    if launched.task is None and investigations.leases is not None:
+        investigations.leases.drop(investigation)  # refused (shutting down): left to expire
     reporter.post(render.resumed_message(by_another_replica=by_another_replica))
     return launched
 

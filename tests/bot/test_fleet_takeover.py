@@ -157,7 +157,14 @@ async def test_a_replica_killed_mid_run_has_its_investigations_taken_over(
             assert stored.status == "done" and stored.diagnosis is not None
             assert stored.diagnosis.category == "oom_killed"
             events = list(await store.events(investigation_id))
-            calls = _steps_run_once(events)
+            try:
+                calls = _steps_run_once(events)
+            except AssertionError:
+                print(investigation_id, investigation_id in a_ids,
+                      [(e.kind, getattr(e, "step", None)) for e in events])
+                print("\n".join(line for line in a.lines + b.lines if "lease" in line
+                                 or "took over" in line))
+                raise
             if investigation_id != a_ids[-1]:
                 assert calls == [(1, "k8s_list_pods"), (2, "k8s_events")], calls
 
