@@ -199,6 +199,8 @@ async def test_a_replica_presumed_dead_that_wakes_up_is_fenced_off(
             threads = [("CFROZEN", ts) for _, ts in sent]
             ids = await investigation_ids(store, threads)
             await held_after_step_one(store, ids)
+            for channel, ts in threads:  # what A had queued for Slack before it froze is out
+                await slack.wait_for(lambda f, c=channel, t=ts: posted_with(f, c, t, "*Step 1*"))
 
             a.process.send_signal(signal.SIGSTOP)
             for channel, ts in threads:
