@@ -83,14 +83,24 @@ class Store(Protocol):
 
     async def create(self, record: InvestigationRecord) -> None: ...
 
-    async def set_thread(self, investigation_id: str, thread_ts: str) -> None: ...
+    # A run's writes carry its lease generation when it holds one (bot/store/leases.py);
+    # a store refuses a stale one (LeaseLostError). The memory store has no leases.
 
-    async def set_status_message(self, investigation_id: str, ts: str) -> None: ...
+    async def set_thread(
+        self, investigation_id: str, thread_ts: str, *, generation: int | None = None
+    ) -> None: ...
 
-    async def append_event(self, investigation_id: str, event: Event) -> None: ...
+    async def set_status_message(
+        self, investigation_id: str, ts: str, *, generation: int | None = None
+    ) -> None: ...
+
+    async def append_event(
+        self, investigation_id: str, event: Event, *, generation: int | None = None
+    ) -> None: ...
 
     async def finish(
-        self, investigation_id: str, outcome: Outcome, diagnosis: Diagnosis | None
+        self, investigation_id: str, outcome: Outcome, diagnosis: Diagnosis | None, *,
+        generation: int | None = None,
     ) -> None: ...
 
     async def add_feedback(self, feedback: Feedback) -> None: ...
@@ -174,19 +184,26 @@ class MemoryStore:
         if record.thread_ts:
             self._threads[(record.channel, record.thread_ts)] = record.id
 
-    async def set_thread(self, investigation_id: str, thread_ts: str) -> None:
+    async def set_thread(
+        self, investigation_id: str, thread_ts: str, *, generation: int | None = None
+    ) -> None:
         record = self._records[investigation_id]
         self._records[investigation_id] = replace(record, thread_ts=thread_ts)
         self._threads[(record.channel, thread_ts)] = investigation_id
 
-    async def set_status_message(self, investigation_id: str, ts: str) -> None:
+    async def set_status_message(
+        self, investigation_id: str, ts: str, *, generation: int | None = None
+    ) -> None:
         self._status_messages[investigation_id] = ts
 
-    async def append_event(self, investigation_id: str, event: Event) -> None:
+    async def append_event(
+        self, investigation_id: str, event: Event, *, generation: int | None = None
+    ) -> None:
         self._events.setdefault(investigation_id, []).append(event)
 
     async def finish(
-        self, investigation_id: str, outcome: Outcome, diagnosis: Diagnosis | None
+        self, investigation_id: str, outcome: Outcome, diagnosis: Diagnosis | None, *,
+        generation: int | None = None,
     ) -> None:
         record = self._records[investigation_id]
         self._records[investigation_id] = replace(

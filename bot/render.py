@@ -346,11 +346,13 @@ def reflection_message(attempt: int, problems: Sequence[str], text: str,
                    [section(clip(body, MAX_SECTION)), context(then)])
 
 
-def resumed_message() -> Message:
-    """The bot restarted in the middle of this investigation and picks it up again."""
+def resumed_message(*, by_another_replica: bool = False) -> Message:
+    """The bot restarted in the middle of this investigation and picks it up again, or
+    (`by_another_replica`) the replica running it died and another one took it over."""
+    title = "Resumed by another replica" if by_another_replica else "Resumed after a restart"
     return Message(
-        "Resumed after a restart",
-        [section(":arrows_counterclockwise: *Resumed after a restart.* I am carrying on from "
+        title,
+        [section(f":arrows_counterclockwise: *{title}.* I am carrying on from "
                  "the last step I had recorded; nothing already done is repeated.")],
     )
 

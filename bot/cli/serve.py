@@ -36,10 +36,12 @@ from bot.cli.investigate import add_check_option, add_live_options, live_setting
 from bot.dedupe import EventDeduper
 from bot.feedback import MemoryStore, Store
 from bot.investigations.admission import AdmissionLimits
+from bot.investigations.leases import lease_seconds_from_env
 from bot.investigations.registry import Investigations
 from bot.investigations.resume import resume_unfinished
 from bot.investigations.run import Runner, RunRequest
 from bot.investigations.steering import ReplyReader, reader_for
+from bot.investigations.takeover import start_ownership
 from bot.logging_setup import configure as configure_logging
 from bot.outbox import Outbox
 from bot.server import EVENTS_PATH, HttpServer
@@ -289,11 +291,12 @@ async def serve(
     outbox = Outbox(client, telemetry, surfaces)
     try:
         limits = AdmissionLimits.from_env(os.environ)
+        lease_seconds = lease_seconds_from_env(os.environ)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
     investigations = Investigations(
         runner, outbox, store, background, model_name=model_name, metrics=metrics,
-        telemetry=telemetry, reader=reader, limits=limits,
+        telemetry=telemetry, reader=reader, limits=limits, lease_seconds=lease_seconds,
     )
     services = Services(
         client,
@@ -334,6 +337,7 @@ async def serve(
         identity.update(await authenticate(client))
         outbox.streams.team = str(identity.get("team_id", ""))
         await resume_unfinished(store, investigations)
+        start_ownership(store, investigations, background)  # leases; takeover on PostgreSQL
         background.spawn(investigations.admission.run(), name="admission")
         settle_heap()
         who = f"@{identity.get('user', 'bot')} in {identity.get('team', 'the workspace')}"

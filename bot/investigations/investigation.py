@@ -48,3 +48,5 @@ class Investigation:
     vocabulary: Vocabulary | None = None  # the cluster's names, listed at the first reply
     replies: dict[str, tuple[Constraint, ...]] = field(default_factory=dict)  # by reply ts
     steering_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    generation: int | None = None  # the lease this replica holds on it (leases.py)
+    lost: bool = False  # another replica took it over: this run stops and writes nothing

@@ -3,20 +3,27 @@ restart would lose.
 
 The record when the run starts, every event in its log, its thread and status message as soon
 as Slack gives them (a slash command's thread only exists once the bot's first message is
-out), and at the end its outcome, diagnosis and Reflexion's lessons.
+out), and at the end its outcome, diagnosis and Reflexion's lessons. With a SQL store every
+write carries the run's lease generation (leases.py): a write refused as stale means another
+replica took the investigation over, and this run is cut off.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.feedback import InvestigationRecord, Outcome, Store
 from bot.investigations.investigation import Investigation
+from bot.investigations.leases import Leases
 from bot.investigations.lessons import Lessons
 from bot.outbox import Outbox
+from bot.store.errors import LeaseLostError
 from engines.events import Event
 from engines.react import InvestigationResult
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +34,17 @@ class Records:
     outbox: Outbox
     lessons: Lessons
     model_name: str
+    leases: Leases | None = None  # with a SQL store: who owns which run
+
+    async def own(self, investigation: Investigation) -> None:
+        """Take the lease of a run that starts here and holds none yet (a new one, a new
+        attempt); a resumed or taken-over run already holds its own."""
+        if self.leases is not None and investigation.generation is None:
+            await self.leases.acquire(investigation)
+
+    def lost(self, investigation: Investigation, error: LeaseLostError) -> None:
+        if self.leases is not None:
+            self.leases.lose(investigation, str(error))
 
     async def created(self, investigation: Investigation) -> None:
         """The store's record of a new run. A store that fails here fails the run (in its
@@ -51,10 +69,16 @@ class Records:
 
         async def append(event: Event) -> None:
             nonlocal thread_known
-            await self.store.append_event(investigation.id, event)
-            if not thread_known and thread.thread_ts:
-                thread_known = True
-                await self.store.set_thread(investigation.id, thread.thread_ts)
+            generation = investigation.generation
+            try:
+                await self.store.append_event(investigation.id, event, generation=generation)
+                if not thread_known and thread.thread_ts:
+                    thread_known = True
+                    await self.store.set_thread(investigation.id, thread.thread_ts,
+                                                generation=generation)
+            except LeaseLostError as exc:
+                self.lost(investigation, exc)
+                raise
 
         return append
 
@@ -62,8 +86,12 @@ class Records:
         """Remember the thread's status message as soon as it is out, so that a restart
         resumes the run under it instead of posting a second one."""
         await investigation.recorded.wait()
-        if investigation.known:
-            await self.store.set_status_message(investigation.id, ts)
+        if investigation.known and not investigation.lost:
+            try:
+                await self.store.set_status_message(investigation.id, ts,
+                                                    generation=investigation.generation)
+            except LeaseLostError as exc:
+                self.lost(investigation, exc)
 
     async def ended(
         self, investigation: Investigation, outcome: Outcome, result: InvestigationResult | None
@@ -71,16 +99,29 @@ class Records:
         """Remember the end, with the thread once it exists (a slash command's thread is only
         known when its first message is out), so replies after the end become feedback."""
         thread = investigation.thread
-        if not investigation.known:
-            return  # the store never took the run: its thread says why
+        if not investigation.known or investigation.lost:
+            return  # the store never took the run (its thread says why), or another replica did
         if thread.thread_ts is None and not thread.dead:
             await self.outbox.drain()
-        if thread.thread_ts is not None:
-            await self.store.set_thread(investigation.id, thread.thread_ts)
+        generation = investigation.generation
         diagnosis = result.diagnosis if result is not None else None
-        await self.store.finish(investigation.id, outcome, diagnosis)
+        try:
+            if thread.thread_ts is not None:
+                await self.store.set_thread(investigation.id, thread.thread_ts,
+                                            generation=generation)
+            await self.store.finish(investigation.id, outcome, diagnosis, generation=generation)
+        except LeaseLostError as exc:
+            log.warning("the end of %s is not recorded: %s", investigation.id, exc)
+            self.lost(investigation, exc)
+            return
+        except BaseException:
+            if self.leases is not None:  # left to expire: whoever takes it over ends it
+                self.leases.drop(investigation)
+            raise
         if result is not None:
             for reflection in result.reflections:
                 await self.lessons.keep(
                     reflection, investigation.id, investigation.text, diagnosis
                 )
+        if self.leases is not None:
+            await self.leases.release(investigation)

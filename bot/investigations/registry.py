@@ -17,6 +17,7 @@ from bot.feedback import InvestigationRecord, Store
 from bot.investigations.admission import Admission, AdmissionLimits
 from bot.investigations.approvals import APPROVAL_TIMEOUT_SECONDS, Approvals
 from bot.investigations.investigation import Investigation
+from bot.investigations.leases import DEFAULT_LEASE_SECONDS, Leases
 from bot.investigations.lessons import Lessons
 from bot.investigations.records import Records
 from bot.investigations.run import Runner, Runs
@@ -25,6 +26,7 @@ from bot.investigations.steering import ReplyReader, Steering
 from bot.outbox import Outbox, Post, Thread
 from bot.render import Message
 from bot.reporter import ThreadReporter
+from bot.store import Store as SqlStore
 from bot.telemetry import Telemetry
 from engines.constraints import Constraint, ConstraintInbox
 from engines.diagnosis import Diagnosis
@@ -59,6 +61,7 @@ class Investigations:
         telemetry: Telemetry | None = None,
         reader: ReplyReader | None = None,
         limits: AdmissionLimits | None = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self.outbox = outbox
         self.background = background
@@ -69,7 +72,9 @@ class Investigations:
         self.started = 0
         self.closing = False  # shutting down: no new work
         self.lessons = Lessons(store)
-        self.records = Records(store, outbox, self.lessons, model_name)
+        # A SQL store may be shared by replicas: every run is owned through a lease.
+        self.leases = Leases(store, lease_seconds) if isinstance(store, SqlStore) else None
+        self.records = Records(store, outbox, self.lessons, model_name, self.leases)
         self.approvals = Approvals(approval_timeout)
         self.steering = Steering(self.lessons, background, telemetry, reader or ReplyReader())
         self.runs = Runs(runner, self.records, self.lessons, self.approvals, background,
@@ -83,6 +88,10 @@ class Investigations:
     @property
     def running(self) -> int:
         return len(self._active)
+
+    def running_ids(self) -> list[str]:
+        """The ids of what runs here (a takeover leaves them alone)."""
+        return list(self._active)
 
     def running_in(self, channel: str) -> int:
         """How many run in `channel` (admission's per-channel limit)."""
@@ -230,4 +239,6 @@ class Investigations:
         """Take no new work; stop the running investigations within `grace` (shutdown.py)."""
         self.closing = True
         self.admission.wake()  # its loop ends; what is queued stays queued in the store
+        if self.leases is not None:
+            self.leases.stop()  # renewals go on until the last run's end is recorded
         await shut_down(list(self._active.values()), self.outbox, grace)

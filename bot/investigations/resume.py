@@ -29,10 +29,14 @@ def last_run(events: Sequence[Event]) -> Sequence[Event]:
 def resume(
     investigations: Investigations, *, investigation_id: str, channel: str, thread_ts: str,
     text: str, user: str, events: Sequence[Event], status_ts: str | None = None,
+    generation: int | None = None, by_another_replica: bool = False,
 ) -> Investigation:
     """Carry on with an investigation a crash or a restart interrupted, from its log,
-    under its status message when the store kept it."""
+    under its status message when the store kept it. `generation`: the lease taken for it
+    (at start, or by a takeover from a replica that died)."""
     investigation = investigations.new(investigation_id, channel, thread_ts, text, user)
+    if generation is not None and investigations.leases is not None:
+        investigations.leases.hold(investigation, generation)
     investigation.thread.status_ts = status_ts
     investigation.known = True
     investigation.resume = tuple(events)
@@ -46,14 +50,21 @@ def resume(
         reporter.model, reporter.max_steps = started.model, started.max_steps
     reporter.step = max((getattr(e, "step", 0) for e in events), default=0)
     launched = investigations.launch(investigation, None)
-    reporter.post(render.resumed_message())
+    if launched.task is None and investigations.leases is not None:
+        investigations.leases.drop(investigation)  # refused (shutting down): left to expire
+    reporter.post(render.resumed_message(by_another_replica=by_another_replica))
     return launched
 
 
 async def resume_unfinished(store: Store, investigations: Investigations) -> int:
-    """Resume, in their threads, the investigations a crash or a restart interrupted."""
-    if not isinstance(store, SqlStore):
+    """Resume, in their threads, the investigations a crash or a restart interrupted.
+
+    SQLite only: it has one process, so whatever is unfinished at start was this process's
+    own. On PostgreSQL other replicas may be running them; the takeover (takeover.py) picks
+    up only those whose lease expired, this replica's previous life's included."""
+    if not isinstance(store, SqlStore) or store.dialect != "sqlite":
         return 0
+    leases = investigations.leases
     resumed = 0
     for stored in await store.unfinished():
         if stored.origin != "slack":
@@ -65,10 +76,12 @@ async def resume_unfinished(store: Store, investigations: Investigations) -> int
         if investigations.active(stored.channel, stored.thread_ts) is not None:
             continue
         events = last_run(await store.events(stored.id))
+        generation = (await store.acquire_lease(stored.id, leases.owner, leases.ttl)
+                      if leases is not None else None)
         resume(
             investigations, investigation_id=stored.id, channel=stored.channel,
             thread_ts=stored.thread_ts, text=stored.incident, user=stored.requested_by,
-            events=events, status_ts=stored.status_ts,
+            events=events, status_ts=stored.status_ts, generation=generation,
         )
         log.info("resumed investigation %s after a restart", stored.id)
         resumed += 1

@@ -70,8 +70,10 @@ class Runs:
         append = self.records.event_log(investigation)
 
         async def sink(event: Event) -> None:
-            reporter.handle(event)
+            # The log first: a write refused as stale (another replica took the run over)
+            # must not reach the thread either.
             await append(event)
+            reporter.handle(event)
             # A fast engine never waits on anything; yield here so that Slack's requests
             # (acks are due within 3 s) are served between its events.
             await asyncio.sleep(0)
@@ -86,6 +88,7 @@ class Runs:
         try:
             if not investigation.known:  # a store that fails here fails the run, in its thread
                 await self.records.created(investigation)
+            await self.records.own(investigation)
             lessons = (
                 investigation.lessons if investigation.resume
                 else await self.lessons.relevant(investigation.text)

@@ -33,3 +33,16 @@ class UnknownLessonError(StoreError):
     def __init__(self, lesson_id: int | str) -> None:
         super().__init__(f"no lesson with id {lesson_id!r}")
         self.lesson_id = lesson_id
+
+
+class LeaseLostError(StoreError):
+    """A write for an investigation carried a lease generation that is no longer current:
+    another replica took the investigation over, and this writer must stop."""
+
+    def __init__(self, investigation_id: str, generation: int, current: int | None) -> None:
+        now = f"generation {current}" if current is not None else "no lease"
+        super().__init__(f"investigation {investigation_id!r} was taken over: this writer holds "
+                         f"lease generation {generation}, the store has {now}")
+        self.investigation_id = investigation_id
+        self.generation = generation
+        self.current = current

@@ -200,3 +200,21 @@ workspace_surfaces = sa.Table(
     sa.Column("refused", sa.String(255), nullable=False),  # Slack's error: invalid_blocks...
     sa.Column("refused_at", UTCDateTime(), nullable=False),
 )
+
+
+# --- who runs each investigation, and since which takeover (migration 0006) ---------------
+
+leases = sa.Table(
+    "leases",
+    metadata,
+    sa.Column(
+        "investigation_id",
+        sa.String(64),
+        sa.ForeignKey("investigations.id", ondelete="CASCADE", name="fk_leases_investigation"),
+        primary_key=True,
+    ),
+    sa.Column("owner", sa.String(128), nullable=False),  # a replica id, unique per process
+    sa.Column("generation", sa.Integer(), nullable=False),  # bumped by every new owner
+    sa.Column("expires_at", UTCDateTime(), nullable=True),  # NULL: released, the run ended
+    sa.Index("ix_leases_expires_at", "expires_at"),
+)

@@ -29,6 +29,7 @@ from bot.store._sqlite import configure_sqlite, ensure_wal
 from bot.store.codec import decode_event, encode_event
 from bot.store.errors import StoreError, UnknownInvestigationError
 from bot.store.fleet import FleetMixin
+from bot.store.leases import LeasesMixin, fence
 from bot.store.lessons import LessonsMixin
 from bot.store.records import (
     Feedback,
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from bot.feedback import Store as StoreProtocol
 
 
-class Store(LessonsMixin, FleetMixin):
+class Store(LessonsMixin, FleetMixin, LeasesMixin):
     """Everything Triage remembers. Open with `await Store.open(url)`, then `await migrate()`."""
 
     @classmethod
@@ -126,25 +127,35 @@ class Store(LessonsMixin, FleetMixin):
                 )
             )
 
-    @guarded
-    async def set_thread(self, investigation_id: str, thread_ts: str) -> None:
-        await self._update(investigation_id, thread_ts=thread_ts or None)
+    # Every write of a run below takes `generation`: the lease its writer holds
+    # (leases.py). A stale one is refused with LeaseLostError; None writes unfenced.
 
     @guarded
-    async def set_status_message(self, investigation_id: str, ts: str) -> None:
+    async def set_thread(
+        self, investigation_id: str, thread_ts: str, *, generation: int | None = None
+    ) -> None:
+        await self._update(investigation_id, {"thread_ts": thread_ts or None}, generation)
+
+    @guarded
+    async def set_status_message(
+        self, investigation_id: str, ts: str, *, generation: int | None = None
+    ) -> None:
         """Remember the thread's status message, so a resumed run edits it rather than
         posting a second one."""
-        await self._update(investigation_id, status_ts=ts or None)
+        await self._update(investigation_id, {"status_ts": ts or None}, generation)
 
     @guarded
     async def set_status(
-        self, investigation_id: str, status: Literal["running", "waiting"]
+        self, investigation_id: str, status: Literal["running", "waiting"], *,
+        generation: int | None = None,
     ) -> None:
         """Mark an investigation waiting for a human (an approval) or running again."""
-        await self._update(investigation_id, status=status)
+        await self._update(investigation_id, {"status": status}, generation)
 
     @guarded
-    async def append_event(self, investigation_id: str, event: Event) -> None:
+    async def append_event(
+        self, investigation_id: str, event: Event, *, generation: int | None = None
+    ) -> None:
         """Append one event to the log; its sequence number is the next of the investigation.
 
         One transaction: the investigation's counter, step and status move with the event,
@@ -169,6 +180,7 @@ class Store(LessonsMixin, FleetMixin):
             .returning(investigations.c.last_seq)
         )
         async with self._write() as conn:
+            await fence(conn, investigation_id, generation)
             seq = (await conn.execute(bump)).scalar_one_or_none()
             if seq is None:
                 raise UnknownInvestigationError(investigation_id)
@@ -202,10 +214,13 @@ class Store(LessonsMixin, FleetMixin):
         diagnosis: Diagnosis | None,
         *,
         at: datetime | None = None,
+        generation: int | None = None,
     ) -> None:
         """Record how it ended: the status, the diagnosis and the time, all at once."""
         await self._update(
-            investigation_id, status=outcome, diagnosis=_dump(diagnosis), ended_at=at or now()
+            investigation_id,
+            {"status": outcome, "diagnosis": _dump(diagnosis), "ended_at": at or now()},
+            generation,
         )
 
     @guarded
@@ -317,7 +332,9 @@ class Store(LessonsMixin, FleetMixin):
 
     # --- helpers --------------------------------------------------------------------------
 
-    async def _update(self, investigation_id: str, **values: Any) -> None:
+    async def _update(
+        self, investigation_id: str, values: dict[str, Any], generation: int | None = None
+    ) -> None:
         values.setdefault("updated_at", now())
         statement = (
             investigations.update()
@@ -325,6 +342,7 @@ class Store(LessonsMixin, FleetMixin):
             .values(**values)
         )
         async with self._write() as conn:
+            await fence(conn, investigation_id, generation)
             result = await conn.execute(statement)
             if result.rowcount == 0:
                 raise UnknownInvestigationError(investigation_id)

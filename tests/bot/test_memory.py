@@ -241,6 +241,11 @@ async def test_a_reflection_is_posted_in_the_thread(
         assert len(diagnosis) == 1, "the rejected answer is not shown as the diagnosis"
         investigation = button(diagnosis[0], render.WRONG_ACTION)
         await _idle(store, investigation)
+
+        async def kept() -> bool:  # written right after the end, in the same background task
+            return bool(await store.lessons())
+
+        await _eventually(kept)
         # The reflection is a lesson for next time, tagged with what it was about.
         lessons = await store.lessons()
     assert [lesson.text for lesson in lessons] == [
