@@ -52,6 +52,7 @@ from engines.events import (
     LessonsRetrieved,
     ObservationReceived,
     ReflectionRecorded,
+    RewoundTo,
     ThoughtRecorded,
     ToolCalled,
 )
@@ -233,6 +234,12 @@ class ThreadReporter:
             case EngineChosen():
                 self.outbox.put(Post(self.thread, render.engine_message(
                     event.engine, event.reason, limits_text(event.limits))))
+            case RewoundTo():
+                self._flush()
+                self.step = event.step
+                self.outbox.put(Post(self.thread, steering_render.rewound(event.said,
+                                                                          event.author)))
+                self._status()
             case InvestigationStopped():
                 self._stopped(event)
             case _:

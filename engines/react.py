@@ -347,9 +347,7 @@ class ReactEngine:
                 raise ModelError(
                     f"the model answered {run.empty_replies} times without calling a tool"
                 )
-            run.history.append(
-                UserMessage(f"Call a tool to investigate, or {SUBMIT_TOOL} if you are done.")
-            )
+            run.history.append(UserMessage(prompts.NO_CALL_NUDGE))
             return None
         run.empty_replies = 0
         calls = [c for c in reply.tool_calls if c.name != SUBMIT_TOOL]
