@@ -117,6 +117,11 @@ class TreeSearch:
             self.board = {h.id: h for h in last.hypotheses}
             self.focus = last.expanding[0] if last.expanding else None
 
+    def rewound(self, events: Sequence[Event]) -> None:
+        """Rolled back: the board as it was published at the step gone back to."""
+        self.board, self.focus = {}, None
+        self.restore(events)
+
     def ranked(self) -> list[Hypothesis]:
         return sorted(self.board.values(), key=lambda h: (-h.score, h.id))
 
