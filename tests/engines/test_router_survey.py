@@ -99,3 +99,23 @@ async def test_the_survey_asks_no_model_and_the_model_starts_from_its_observatio
     answered = [m["tool_call_id"] for m in bodies[0]["messages"] if m["role"] == "tool"]
     survey = [e.call_id for e in events if isinstance(e, ToolCalled) and e.step == 1]
     assert survey and answered == survey
+
+
+async def test_a_resumed_auto_run_keeps_its_survey_and_its_choice() -> None:
+    _, log = await _auto(AnalyzerModel())
+    chosen = next(e for e in log if isinstance(e, EngineChosen))
+    cut = max(i for i, e in enumerate(log) if getattr(e, "step", 0) == 1)  # after the survey
+    toolset, constraints = _toolset()
+    again: list[Event] = []
+
+    async def sink(event: Event) -> None:
+        again.append(event)
+
+    result = await AutoEngine(EngineConfig(max_steps=12)).run(
+        Incident(SCENARIO.report, now=SCENARIO.now), AnalyzerModel(), toolset, None, sink,
+        constraints=constraints, resume=log[:cut + 1])
+    assert is_correct(result.diagnosis, SCENARIO.truth)
+    assert not [e for e in again if e.kind in ("started", "engine")]  # announced once
+    assert min(e.step for e in again if isinstance(e, ToolCalled)) == 2  # no second survey
+    assert result.tool_calls == len([e for e in log if isinstance(e, ToolCalled)])
+    assert chosen.engine in ("tot", "got")
