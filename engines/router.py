@@ -98,7 +98,10 @@ class Choice:
     @property
     def limits(self) -> dict[str, float]:
         keys = ("max_steps", "min_steps", "timeout_seconds", "token_budget")
-        return {k: float(v) for k, v in asdict(self.config).items() if k in keys}
+        limits = {k: float(v) for k, v in asdict(self.config).items() if k in keys}
+        if self.engine == "tot" and self.tot.settle_at:
+            limits["settle_at"] = self.tot.settle_at
+        return limits
 
 
 SETTLE_AT = 0.9  # one sick workload: a leader this strong, far above its rivals, will do
