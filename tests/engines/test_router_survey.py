@@ -36,9 +36,11 @@ def test_the_router_picks_by_the_report_and_the_survey() -> None:
     assert choose(assess("checkout pods keep restarting", wide), base).reason.startswith(
         "complex")
     outage = Found(True, (("shop", "a"), ("web", "b"), ("data", "c")))
-    assert choose(assess("things are failing", outage), base).engine == "got"
+    broad = choose(assess("things are failing", outage), base)
+    assert broad.engine == "tot" and broad.reason.startswith("broad")
+    assert broad.config.min_steps == 2 and not broad.tot.settle_at
     assert choose(assess("several services are failing across the cluster"),
-                  base).engine == "got"
+                  base).reason.startswith("broad")
 
 
 def _toolset() -> tuple[Toolset, ConstraintSet]:
