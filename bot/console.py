@@ -22,6 +22,7 @@ from engines.events import (
     LessonsRetrieved,
     ObservationReceived,
     ReflectionRecorded,
+    RewoundTo,
     ThoughtRecorded,
     ToolCalled,
 )
@@ -119,6 +120,8 @@ class ConsoleReporter:
             case EngineChosen():
                 out.print(Text(f"🧭 Engine {event.engine}: {event.reason} "
                                f"({limits_text(event.limits)})", style="blue"))
+            case RewoundTo():
+                out.print(Text(f"⏪ {event.said}", style="yellow"))
             case InvestigationStopped():
                 detail = f": {event.detail}" if event.detail else ""
                 out.print(f"[dim]Stopped after {event.step} steps ({event.reason}{detail})[/dim]")

@@ -45,6 +45,8 @@ State = Literal["running", "waiting for approval", "done", "stopped", "failed"]
 
 # action_ids the listeners route on; the value is the investigation (or approval) id.
 STOP_ACTION = "triage_stop"
+PAUSE_ACTION = "triage_pause"
+RESUME_ACTION = "triage_resume"
 CORRECT_ACTION = "triage_correct"
 WRONG_ACTION = "triage_wrong"
 APPROVE_ACTION = "triage_approve"
@@ -77,6 +79,7 @@ class StatusView:
     elapsed_seconds: float
     requested_by: str = ""
     detail: str = ""
+    paused: bool = False  # a pause in force: the engine takes no step until Resume
 
 
 def status_message(view: StatusView) -> Message:
@@ -84,8 +87,10 @@ def status_message(view: StatusView) -> Message:
     incident = clip(human(view.incident.strip()), 1500)
     who = f" · asked by <@{view.requested_by}>" if view.requested_by else ""
     steps = f"step {view.step} of {view.max_steps}" if view.max_steps else f"step {view.step}"
+    shown = "paused" if view.paused and view.state == "running" else view.state
+    icon = ":double_vertical_bar:" if shown == "paused" else icon
     facts = (
-        f"{icon} *{view.state}* · {steps} · {elapsed(view.elapsed_seconds)} elapsed · "
+        f"{icon} *{shown}* · {steps} · {elapsed(view.elapsed_seconds)} elapsed · "
         f"model `{escape(view.model)}`{who}"
     )
     blocks = [section(f":mag: *Investigating:* {incident}"), context(facts)]
@@ -97,11 +102,13 @@ def status_message(view: StatusView) -> Message:
                 "type": "actions",
                 "block_id": "triage_status",
                 "elements": [
+                    button("Resume", RESUME_ACTION, view.investigation_id, "primary")
+                    if view.paused else button("Pause", PAUSE_ACTION, view.investigation_id),
                     button("Stop", STOP_ACTION, view.investigation_id, "danger"),
                 ],
             }
         )
-    text = f"Investigating: {clip(clean_line(view.incident), 200)} ({view.state}, {steps})"
+    text = f"Investigating: {clip(clean_line(view.incident), 200)} ({shown}, {steps})"
     return Message(text, blocks)
 
 

@@ -44,6 +44,18 @@ def resumed(author: str) -> Message:
     return Message("Going on.", [section(f":arrow_forward: Going on, {_who(author)}.")])
 
 
+def rewound(said: str, author: str) -> Message:
+    """A rewind done: which step the investigation went back to and what it dropped (the
+    dropped steps' messages stay in the thread, as the events stay in the store)."""
+    return Message(said, [section(f":rewind: *{clean(said)}* ({_who(author)}). The "
+                                  "steps after it above no longer count.")])
+
+
+def paused(author: str) -> Message:
+    return Message("Paused.", [section(f":double_vertical_bar: Paused by {_who(author)}: no "
+                                       "further step until someone resumes.")])
+
+
 def not_understood(author: str) -> Message:
     """A reply that looked like an instruction the bot could not type: it says so rather
     than guess, and shows phrasings it reads."""

@@ -52,6 +52,7 @@ from engines.events import (
     LessonsRetrieved,
     ObservationReceived,
     ReflectionRecorded,
+    RewoundTo,
     ThoughtRecorded,
     ToolCalled,
 )
@@ -109,6 +110,7 @@ class ThreadReporter:
         self._board_shown: render.Message | None = None
         self._board_step = 0
         self._board_expanding: tuple[str, ...] = ()
+        self.pauses: set[str] = set()  # the replies whose pause is in force, as logged
 
     # --- what the registry and the approver call -----------------------------------------
 
@@ -169,6 +171,7 @@ class ThreadReporter:
             elapsed_seconds=now - self._started,
             requested_by=self.requested_by,
             detail=self.detail,
+            paused=bool(self.pauses),
         )
 
     # --- the event sink -------------------------------------------------------------------
@@ -201,8 +204,11 @@ class ThreadReporter:
             case ObservationReceived():
                 self._observed(event)
             case ConstraintApplied() | ConstraintWithdrawn():
-                # Confirmed when the reply arrived (see `noted`); here it only ends the step.
+                # Confirmed when the reply arrived (see `noted`); here it ends the step, and
+                # a pause taken or lifted shows on the status message (Pause / Resume).
                 self._flush()
+                if self._pause_changed(event):
+                    self._status()
             case DiagnosisSubmitted():
                 self._flush()
                 self.diagnosis = event.diagnosis
@@ -233,12 +239,26 @@ class ThreadReporter:
             case EngineChosen():
                 self.outbox.put(Post(self.thread, render.engine_message(
                     event.engine, event.reason, limits_text(event.limits))))
+            case RewoundTo():
+                self._flush()
+                self.step = event.step
+                self.outbox.put(Post(self.thread, steering_render.rewound(event.said,
+                                                                          event.author)))
+                self._status()
             case InvestigationStopped():
                 self._stopped(event)
             case _:
                 assert_never(event)
 
     # --- internals ------------------------------------------------------------------------
+
+    def _pause_changed(self, event: ConstraintApplied | ConstraintWithdrawn) -> bool:
+        before = bool(self.pauses)
+        if isinstance(event, ConstraintApplied) and event.constraint == "pause":
+            self.pauses.add(event.reply)
+        elif isinstance(event, ConstraintWithdrawn):
+            self.pauses.discard(event.reply)
+        return before != bool(self.pauses)
 
     def _draft_for(self, step: int) -> StepView:
         if self._draft is not None and self._draft.step != step:

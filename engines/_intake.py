@@ -59,7 +59,9 @@ async def hold_while_paused(inbox: ConstraintInbox, constraints: ConstraintSet,
         left = limit - (time.monotonic() - started)
         if left <= 0 or not await inbox.changed(left):
             for paused in [c for c in constraints.items if c.kind == "pause"]:
-                constraints.items.remove(paused)
+                constraints.items.remove(paused)  # logged, so a replay does not hold again
+                await emit(ConstraintWithdrawn(investigation_id, step, paused.reply,
+                                               paused.summary, paused.author))
             await emit(ErrorOccurred(investigation_id, step,
                                      f"paused for {limit:g}s with no word: going on"))
             break

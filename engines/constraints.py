@@ -21,7 +21,7 @@ from engines.diagnosis import CATEGORIES
 ConstraintKind = Literal[
     "stop", "pause", "exclude_namespace", "exclude_workload", "ban_tool", "exclude_source",
     "focus_namespace", "focus_workload", "focus_source", "time_window", "rule_out", "fact",
-    "forbid_writes", "rule",
+    "forbid_writes", "rule", "rewind",
 ]
 KINDS: tuple[str, ...] = get_args(ConstraintKind)
 Source = Literal["logs", "metrics", "cluster"]
@@ -119,6 +119,7 @@ SUMMARIES: dict[ConstraintKind, str] = {
     "fact": "taking it as a fact: {value}",
     "forbid_writes": "read-only from now on: no tool that changes anything",
     "rule": "following your instruction: {text}",
+    "rewind": "rolling back to step {value} and going on from there",
 }
 
 # How each constraint is said to the model. `from_rule` reads these back.
@@ -137,6 +138,7 @@ RULES: dict[ConstraintKind, str] = {
     "fact": "A human states as a fact: {value}",
     "forbid_writes": "Do not call any tool that changes the cluster.",
     "rule": "{value}",
+    "rewind": "Roll back to step {value} and go on from there.",
 }
 _RULE_FORMS = tuple(
     (kind, re.compile("^" + re.escape(form).replace(re.escape("{value}"), "(?P<value>.+?)")
@@ -258,16 +260,28 @@ class ConstraintInbox:
         self._changed: asyncio.Event | None = None
         self.stop_requested = False
         self.resume_requested = False
+        self.rewind: Constraint | None = None  # a roll back asked for, done before the rest
 
     def put(self, constraint: Constraint) -> None:
-        if constraint.kind == "stop":
-            self.stop_requested = True
-        self._pending.append(constraint)
+        """A rewind is no standing constraint: the engine does it at its next step (the
+        latest one asked wins), then takes what else is pending."""
+        if constraint.kind == "rewind":
+            self.rewind = constraint
+        else:
+            if constraint.kind == "stop":
+                self.stop_requested = True
+            self._pending.append(constraint)
         self._wake()
+
+    def take_rewind(self) -> Constraint | None:
+        taken, self.rewind = self.rewind, None
+        return taken
 
     def withdraw(self, reply: str) -> None:
         """The constraints of `reply` no longer hold (pending ones are dropped at once)."""
         self._pending = [c for c in self._pending if c.reply != reply]
+        if self.rewind is not None and self.rewind.reply == reply:
+            self.rewind = None
         self.stop_requested = any(c.kind == "stop" for c in self._pending)
         self._withdrawn.append(reply)
         self._wake()
@@ -283,7 +297,7 @@ class ConstraintInbox:
 
     async def changed(self, seconds: float) -> bool:
         """Wait until something arrives (or `timeout` seconds); whether something did."""
-        if self._pending or self._withdrawn or self.resume_requested:
+        if self._pending or self._withdrawn or self.resume_requested or self.rewind:
             return True
         self._changed = self._changed or asyncio.Event()
         self._changed.clear()

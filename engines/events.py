@@ -172,6 +172,30 @@ class EngineChosen:
     kind: Literal["engine"] = "engine"
 
 
+@dataclass(frozen=True, slots=True)
+class RewoundTo:
+    """A human rolled the investigation back to the end of `step`: the events of later
+    steps logged before this one are superseded (kept in the store, not replayed), and the
+    run goes on from `step` with what was asked after it. `dropped` are the steps undone."""
+
+    investigation_id: str
+    step: int
+    dropped: tuple[int, ...] = ()
+    author: str = ""
+    reply: str = ""
+    at: datetime = field(default_factory=_now)
+    kind: Literal["rewound"] = "rewound"
+
+    @property
+    def said(self) -> str:
+        """What the thread is told: "Rewound to step 2: dropped steps 3-5"."""
+        if not self.dropped:
+            return f"Rewound to step {self.step}: nothing after it to drop"
+        first, last = self.dropped[0], self.dropped[-1]
+        steps = f"steps {first}-{last}" if last > first else f"step {first}"
+        return f"Rewound to step {self.step}: dropped {steps}"
+
+
 StopReason = Literal[
     "diagnosed", "stopped", "max_steps", "timeout", "token_budget", "loop", "failed",
     "concluded",
@@ -203,6 +227,7 @@ Event = (
     | ReflectionRecorded
     | HypothesesUpdated
     | EngineChosen
+    | RewoundTo
     | InvestigationStopped
 )
 

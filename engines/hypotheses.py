@@ -127,5 +127,6 @@ def board_line(h: Hypothesis) -> str:
 def limits_text(limits: dict[str, float]) -> str:
     """The router's limits in words: "max 8 steps, min 0, 120 s, 200000 tokens"."""
     names = {"max_steps": "max {:g} steps", "min_steps": "min {:g}",
-             "timeout_seconds": "{:g} s", "token_budget": "{:g} tokens"}
+             "timeout_seconds": "{:g} s", "token_budget": "{:g} tokens",
+             "settle_at": "settles at a score of {:g}"}
     return ", ".join(names[k].format(v) for k, v in limits.items() if k in names)

@@ -138,6 +138,18 @@ def read_lessons(prompt: str) -> list[str]:
     return [line.removeprefix("- ") for line in _section(prompt, _LESSONS_HEADING)]
 
 
+NO_CALL_NUDGE = f"Call a tool to investigate, or {SUBMIT_TOOL} if you are done."
+
+
+def rewind_message(author: str, step: int, dropped: Sequence[int]) -> str:
+    """What the model is told when a human rolls the investigation back to `step`."""
+    gone = f"steps {dropped[0]}-{dropped[-1]}" if len(dropped) > 1 else \
+        f"step {dropped[0]}" if dropped else "nothing"
+    return (f"REWIND by {author or 'a human'}: the investigation is rolled back to step "
+            f"{step}; what {gone} found is withdrawn. Go on from step {step} and obey the "
+            "constraints.")
+
+
 def constraint_message(author: str, rule: str) -> str:
     """The user turn that tells the model a constraint arrived, at the step it arrived."""
     return f"CONSTRAINT from {author or 'a human'}: {rule}"

@@ -20,6 +20,7 @@ from engines import _intake, prompts
 from engines._history import History
 from engines._loop import call_key
 from engines._replay import replay
+from engines._rewind import rewind
 from engines.budgets import reply_tokens
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.diagnosis import SUBMIT_TOOL, Diagnosis
@@ -185,7 +186,9 @@ class ReactEngine:
                 run.observations.append((start_step, message.name, message.content))
         for note in notes:
             run.history.append(UserMessage(note))
+        run.opening, run.given = run.history.messages, tuple(run.constraints.items)
         if resume:
+            run.log.extend(resume)
             self._restore(run, resume)
         reason: StopReason
         detail = ""
@@ -282,6 +285,8 @@ class ReactEngine:
         return "max_steps", f"no diagnosis after {config.max_steps} steps"
 
     async def _take_constraints(self, run: _Run) -> None:
+        if (asked := run.inbox.take_rewind()) is not None:
+            await rewind(run, asked)
         await _intake.take(run.inbox, run.constraints, run.history, run.emit, run.incident.id,
                            run.step)
         waited = await _intake.hold_while_paused(
@@ -347,9 +352,7 @@ class ReactEngine:
                 raise ModelError(
                     f"the model answered {run.empty_replies} times without calling a tool"
                 )
-            run.history.append(
-                UserMessage(f"Call a tool to investigate, or {SUBMIT_TOOL} if you are done.")
-            )
+            run.history.append(UserMessage(prompts.NO_CALL_NUDGE))
             return None
         run.empty_replies = 0
         calls = [c for c in reply.tool_calls if c.name != SUBMIT_TOOL]

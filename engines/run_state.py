@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from engines._history import History
 from engines._loop import LoopDetector
 from engines.budgets import DEFAULT_CONTEXT_TOKENS
-from engines.constraints import ConstraintInbox, ConstraintSet
+from engines.constraints import Constraint, ConstraintInbox, ConstraintSet
 from engines.diagnosis import SUBMIT_TOOL, Diagnosis, submit_schema
 from engines.errors import TriageError
 from engines.events import (
@@ -63,6 +63,11 @@ class StepGuide(Protocol):
     async def after_step(self, run: RunState, request: ModelRequest) -> str | None: ...
 
     def amend(self, diagnosis: Diagnosis) -> Diagnosis: ...
+
+    def rewound(self, events: Sequence[Event]) -> None:
+        """A human rolled the run back: the guide's state is what `events` (the log after
+        the rewind) say it was."""
+        ...
 
 
 @lru_cache(maxsize=64)
@@ -182,8 +187,12 @@ class _Run:
     deadline: asyncio.Timeout | None = None
     asked_tools: set[str] = field(default_factory=set)  # added to a short catalog on request
     guide: StepGuide | None = None
+    log: list[Event] = field(default_factory=list)  # this run's events: what a rewind replays
+    opening: tuple[Message, ...] = ()  # the incident, seed and notes: before any step
+    given: tuple[Constraint, ...] = ()  # constraints in force before the run's log
 
     async def emit(self, event: Event) -> None:
+        self.log.append(event)
         await emit(self.sink, event)
 
 

@@ -49,6 +49,10 @@ class TotConfig:
     beam: int = 2  # expanded per step, breadth-first
     search: Search = "bfs"
     margin: float = 0.7  # rivals scoring at least this share of the leader must be refuted
+    # The router's preset for a simple incident: an open leader scoring at least this, with
+    # every rival under `dominance` of its score, ends the search unconfirmed (0: never).
+    settle_at: float = 0.0
+    dominance: float = 0.25
 
 
 class TreeSearch:
@@ -61,10 +65,14 @@ class TreeSearch:
         self.focus: str | None = None  # dfs: the hypothesis being dug into
         self.expanded: list[tuple[str, ...]] = []  # what each step expanded, in order
         self._counted = Usage()
+        self._proposed = False  # asked for proposals at least once
 
     # ------------------------------------------------------------ the StepGuide hooks
 
     async def before_ask(self, run: RunState, request: ModelRequest) -> Sequence[str]:
+        if not self.board and run.observations and not self._proposed:
+            await self._propose(run, request)  # it starts from calls made before it (the
+            # router's survey, a log without a board): propose from them at once
         self._humans(run.constraints)
         expanding = self._select(run.constraints)
         if not self.board:
@@ -85,14 +93,19 @@ class TreeSearch:
         why = self._concluded()
         if why is None and sum(h.state == "open" for h in self.board.values()) < \
                 self.config.beam:
-            for h in await self.ops.propose(request, self.config.k):
-                if h.id not in self.board and not run.constraints.rules_out(
-                        h.category, h.culprit.name):
-                    self.board[h.id] = h  # a refuted one stays refuted: never re-proposed
+            await self._propose(run, request)
         self._count(run)
         if why:
             await self._publish(run, ())
         return why
+
+    async def _propose(self, run: RunState, request: ModelRequest) -> None:
+        self._proposed = True
+        for h in await self.ops.propose(request, self.config.k):
+            if h.id not in self.board and not run.constraints.rules_out(
+                    h.category, h.culprit.name):
+                self.board[h.id] = h  # a refuted one stays refuted: never re-proposed
+        self._count(run)
 
     def amend(self, diagnosis: Diagnosis) -> Diagnosis:
         """The rivals considered and the evidence against each, on the submitted answer."""
@@ -117,6 +130,11 @@ class TreeSearch:
             self.board = {h.id: h for h in last.hypotheses}
             self.focus = last.expanding[0] if last.expanding else None
 
+    def rewound(self, events: Sequence[Event]) -> None:
+        """Rolled back: the board as it was published at the step gone back to."""
+        self.board, self.focus = {}, None
+        self.restore(events)
+
     def ranked(self) -> list[Hypothesis]:
         return sorted(self.board.values(), key=lambda h: (-h.score, h.id))
 
@@ -138,7 +156,7 @@ class TreeSearch:
     def _concluded(self) -> str | None:
         confirmed = [h for h in self.ranked() if h.state == "confirmed"]
         if not confirmed:
-            return None
+            return self._settled()
         best = confirmed[0]
         close = [h for h in self.board.values() if h is not best and h.state != "refuted"
                  and h.score >= self.config.margin * best.score]
@@ -147,6 +165,17 @@ class TreeSearch:
         refuted = [h for h in self.board.values() if h.state == "refuted"]
         rivals = "; ".join(f"{h.label}: {h.refuted_by}" for h in refuted[:3]) or "none close"
         return f"{best.label} is confirmed and its rivals are refuted ({rivals})"
+
+    def _settled(self) -> str | None:
+        """A simple incident's search ends once one open hypothesis dominates every rival."""
+        live = [h for h in self.ranked() if h.state != "refuted"]
+        if not self.config.settle_at or not live or live[0].score < self.config.settle_at:
+            return None
+        best, rivals = live[0], live[1:]
+        if any(h.score >= self.config.dominance * best.score for h in rivals):
+            return None
+        return f"{best.label} dominates (score {best.score:.2f}, every rival under " \
+               f"{self.config.dominance:.0%} of it)"
 
     def _humans(self, constraints: ConstraintSet) -> None:
         marked = human_refusals(list(self.board.values()), constraints)

@@ -15,7 +15,14 @@ from bot.feedback import Store
 from bot.investigations.investigation import Investigation
 from bot.investigations.registry import Investigations
 from bot.store import Store as SqlStore
-from engines.events import Event, InvestigationStarted, LessonsRetrieved
+from engines._replay import superseded
+from engines.events import (
+    ConstraintApplied,
+    ConstraintWithdrawn,
+    Event,
+    InvestigationStarted,
+    LessonsRetrieved,
+)
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +31,18 @@ def last_run(events: Sequence[Event]) -> Sequence[Event]:
     """The events of the newest run in a log (a correction's new attempt appends a run)."""
     starts = [i for i, e in enumerate(events) if isinstance(e, InvestigationStarted)]
     return events[starts[-1]:] if starts else events
+
+
+def pauses_in_force(events: Sequence[Event]) -> set[str]:
+    """The replies whose pause the log still holds: the resumed run waits for a Resume, and
+    the status message offers one."""
+    held: set[str] = set()
+    for event in superseded(events):
+        if isinstance(event, ConstraintApplied) and event.constraint == "pause":
+            held.add(event.reply)
+        elif isinstance(event, ConstraintWithdrawn):
+            held.discard(event.reply)
+    return held
 
 
 def resume(
@@ -49,6 +68,7 @@ def resume(
         investigation.now = started.incident_now
         reporter.model, reporter.max_steps = started.model, started.max_steps
     reporter.step = max((getattr(e, "step", 0) for e in events), default=0)
+    reporter.pauses = pauses_in_force(events)
     launched = investigations.launch(investigation, None)
     if launched.task is None and investigations.leases is not None:
         investigations.leases.drop(investigation)  # refused (shutting down): left to expire

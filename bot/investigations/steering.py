@@ -151,6 +151,20 @@ class Steering:
         self.apply(investigation, Reading((Constraint("stop", "stop", author=user),)), "stop",
                    user, "")
 
+    def pause(self, investigation: Investigation, user: str, reply: str) -> None:
+        """The Pause button: the same as replying "hold on" (an Undo lifts it too)."""
+        if investigation.reporter.pauses or investigation.inbox.stop_requested:
+            return
+        pause = Constraint("pause", "pause", author=user, reply=reply)
+        self.apply(investigation, Reading((pause,)), "pause", user, reply)
+
+    def resume(self, investigation: Investigation, user: str) -> None:
+        """The Resume button: the same as replying "go on"."""
+        for reply, said in list(investigation.replies.items()):
+            if any(c.kind == "pause" for c in said):
+                investigation.replies.pop(reply)
+        self.apply(investigation, Reading(resume=True), "go on", user, "")
+
     def constrain(self, investigation: Investigation, constraint: Constraint) -> None:
         """A constraint the bot itself gives (a correction's text as a fact)."""
         investigation.inbox.put(constraint)

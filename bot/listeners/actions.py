@@ -39,6 +39,23 @@ def register(app: AsyncApp, services: Services) -> None:
             return
         services.investigations.stop(investigation, user)
 
+    @app.action(re.compile(f"^({render.PAUSE_ACTION}|{render.RESUME_ACTION})$"))
+    async def on_pause(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Pause holds the engine before its next step (no model call) until Resume."""
+        await ack()
+        user, channel, thread = _where(body)
+        if not await allowed(services, channel, user, thread):
+            return
+        investigation = services.investigations.get(str(action.get("value", "")))
+        if investigation is None:
+            tell(services, channel, user, "That investigation has already ended.", thread)
+            return
+        steering = services.investigations.steering
+        if action["action_id"] == render.RESUME_ACTION:
+            steering.resume(investigation, user)
+        else:  # one reply id per click, so Undo (or Resume) lifts exactly this pause
+            steering.pause(investigation, user, f"pause-{action.get('action_ts') or user}")
+
     @app.action(render_steering.UNDO_ACTION)
     async def on_undo(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         """Undo on a "Noted" message: the constraints of that reply no longer hold."""

@@ -27,6 +27,7 @@ from engines.events import (
     LessonsRetrieved,
     ObservationReceived,
     ReflectionRecorded,
+    RewoundTo,
     ThoughtRecorded,
     ToolCalled,
 )
@@ -118,6 +119,10 @@ def entry(event: Event) -> Entry:
         case EngineChosen():
             text = f"{event.engine}: {event.reason} ({limits_text(event.limits)})"
             return Entry(event.at, None, "engine", clip(text))
+        case RewoundTo():
+            who = event.author or "a human"
+            return Entry(event.at, event.step, "rewound",
+                         clip(f"{who}: {event.said}"))
         case InvestigationStopped():
             text = f"{event.reason}: {event.detail}" if event.detail else event.reason
             return Entry(event.at, event.step, "stopped", clip(text))

@@ -49,6 +49,14 @@ _CATEGORY_FIRST = re.compile(r"^(?:not|no|kein\w*|pas|não|nao)\s(?!even\b)")
 _PAST = re.compile(r"\b(?:[a-z]{3,}ed|went|hit|rose|fell|began|broke|kept|got|was|were|"
                    r"has been|have been|keeps?|is at|are at|hits)\b")
 _NUMBERISH = re.compile(r"\d")
+# "rewind to step 2", "roll back to step 3", "go back to step 2": the investigation, not a
+# workload (a rollout's "roll back checkout" names no step).
+_REWIND = re.compile(
+    r"\b(?:rewind|roll(?:ed)?[ -]?back|go(?:ing)? back|back ?track|revert|return|restart|"
+    r"start (?:again|over)|continue|carry on|zurück|revenir|retour|volver|vuelve|voltar)"
+    r"\s+(?:(?:to|from|after|zu|à|a|al|ao)\s+)?(?:the\s+end\s+of\s+)?(?:l'|la\s+|el\s+|o\s+)?"
+    r"(?:step|schritt|étape|etape|paso|passo)\s*#?(?P<step>\d{1,3})\b"
+    r"|^rewind\s+(?:to\s+)?#?(?P<bare>\d{1,3})\b")
 WINDOW_MARK = " ⟨window⟩ "
 # "ignore the redis warnings": a kind of evidence is noise. Not an exclusion of whatever the
 # words name, not a ruled-out cause: a rule the model follows (and the analyzer demotes).
@@ -108,6 +116,8 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
     asked = not requested and ("?" in clause or bool(lx.WH_START.match(clause)))
     if lx.POLITENESS.match(clause.strip(" !.,")) or _OWN_MESSAGE.search(clause):
         return [], "", False, True, False
+    if rewind := _REWIND.search(clause):
+        return [("rewind", rewind["step"] or rewind["bare"])], "", False, True, False
     if lx.PAUSE_STRONG.search(clause):
         return [("pause", "")], "", False, True, False
     if lx.NOT_STOP.search(clause):

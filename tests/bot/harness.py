@@ -26,7 +26,7 @@ from tests.fakes.slack_api import SIGNING_SECRET, TOKEN, FakeSlack, Posted
 
 ROOT = Path(__file__).resolve().parents[2]
 _READY = re.compile(r"serving Slack in .*?http://[\d.]+:(?P<port>\d+)")
-_STATE = re.compile(r"\((?P<state>running|waiting for approval|done|stopped|failed), ")
+_STATE = re.compile(r"\((?P<state>running|paused|waiting for approval|done|stopped|failed), ")
 
 
 class BotProcess:

@@ -41,6 +41,7 @@ from engines.events import (
     LessonsRetrieved,
     ObservationReceived,
     ReflectionRecorded,
+    RewoundTo,
     ThoughtRecorded,
     ToolCalled,
 )
@@ -76,12 +77,14 @@ async def events() -> list[Event]:
     step = recorded[answer].step
     spliced += [ConstraintApplied(iid, step, "stay out of kube-system", CONSTRAINT, "UBOB"),
                 ConstraintWithdrawn(iid, step, "r1", CONSTRAINT, "UBOB"),
+                RewoundTo(iid, step, (step + 1,), "UBOB", "r2"),
                 ReflectionRecorded(iid, step, 1, ("the 502s are not explained",), REFLECTION,
                                    retrying=False),
                 *recorded[answer:]]
     kinds = {type(e) for e in spliced}
     assert kinds == {InvestigationStarted, ThoughtRecorded, ToolCalled, ObservationReceived,
-                     ConstraintApplied, ConstraintWithdrawn, DiagnosisSubmitted, ErrorOccurred,
+                     ConstraintApplied, ConstraintWithdrawn, RewoundTo, DiagnosisSubmitted,
+                     ErrorOccurred,
                      LessonsRetrieved, ReflectionRecorded, InvestigationStopped}
     return spliced
 
@@ -139,6 +142,8 @@ def check_every_kind(events: Sequence[Event], messages: Sequence[Posted]) -> Non
                 wanted = clean(event.lessons[0])
             case ReflectionRecorded():
                 wanted = clean(event.text)
+            case RewoundTo():
+                wanted = event.said
             case InvestigationStopped() | InvestigationStarted():
                 wanted = "(done, step"
         assert wanted in text or json.dumps(wanted)[1:-1] in json_text, (type(event), wanted)

@@ -1,21 +1,19 @@
 """tot and got through the real `openai` client and the strict loopback API: the search
 operations are forced tool calls, invented names are dropped, got's verifier sends back a
-quote that no observation holds; and the router's choice is an event after the start."""
+quote that no observation holds (the router: tests/engines/test_router_survey.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bot.wiring import investigate, sandbox_setting
-from engines.analyzer import AnalyzerModel
 from engines.constraints import ConstraintSet
 from engines.diagnosis import Diagnosis, is_correct
-from engines.events import EngineChosen, Event, HypothesesUpdated, ThoughtRecorded
+from engines.events import Event, HypothesesUpdated, ThoughtRecorded
 from engines.got import GotEngine
 from engines.incident import Incident
 from engines.openai_model import OpenAIModel
 from engines.react import EngineConfig, InvestigationResult
-from engines.router import AutoEngine, assess, choose
+from engines.router import AutoEngine
 from engines.tot import TotConfig, TotEngine
 from engines.verification import mechanical_problems, untimely
 from tests.engines.test_e2e_openai import DIAGNOSIS, FAST, SCENARIO, k8s_pod_status
@@ -160,34 +158,3 @@ def test_the_verifier_checks_quotes_and_the_onset() -> None:
     now = SCENARIO.now.replace(hour=11, minute=0)
     assert untimely(diagnosis, "checkout 500s since 10:05", now)  # cause seen 35 min late
     assert not untimely(diagnosis, "checkout 500s since 10:35", now)
-
-
-def test_the_router_picks_by_complexity() -> None:
-    base = EngineConfig()
-    simple = choose(assess("checkout pods keep restarting"), base)
-    assert simple.engine == "react" and simple.config.max_steps < base.max_steps
-    chain = choose(assess("frontend 504s: checkout calls payments-api upstream, timeouts"),
-                   base)
-    assert chain.engine == "tot" and chain.config.max_steps == base.max_steps
-    assert chain.config.min_steps == 2
-    broad = choose(assess("several services are failing across the cluster"), base)
-    assert broad.engine == "got"
-
-
-async def test_the_routers_choice_is_an_event_after_the_start() -> None:
-    events: list[Event] = []
-
-    async def sink(event: Event) -> None:
-        events.append(event)
-
-    result = await investigate(SCENARIO.report, sandbox_setting(SCENARIO), AnalyzerModel(),
-                               engine="auto", sink=sink)
-    assert is_correct(result.diagnosis, SCENARIO.truth)
-    kinds = [e.kind for e in events]
-    assert kinds[0] == "started" and kinds[1] == "engine" and kinds.count("engine") == 1
-    chosen = events[1]
-    assert isinstance(chosen, EngineChosen)
-    expected = choose(assess(SCENARIO.report), EngineConfig(max_steps=12))
-    assert (chosen.engine, chosen.reason) == (expected.engine, expected.reason)
-    assert chosen.limits["max_steps"] <= 12
-    assert events[0].engine == chosen.engine  # type: ignore[union-attr]

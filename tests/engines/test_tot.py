@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from bot.wiring import investigate, sandbox_setting
@@ -17,7 +18,7 @@ from engines.hypotheses import HUMAN_RULED_OUT, Hypothesis, HypothesisModel, Sub
 from engines.incident import Incident
 from engines.model import ModelReply, ModelRequest, ToolCall, Usage
 from engines.react import EngineConfig
-from engines.tot import Search, TotConfig, TotEngine
+from engines.tot import Search, TotConfig, TotEngine, TreeSearch
 from tests.engines.test_e2e_openai import DIAGNOSIS, SCENARIO, k8s_pod_status
 from tools.context import ToolContext
 from tools.registry import tool
@@ -218,3 +219,17 @@ async def test_the_analyzer_tot_diagnoses_a_bundled_scenario_with_rivals() -> No
     assert is_correct(result.diagnosis, SCENARIO.truth)
     boards = [e for e in events if isinstance(e, HypothesesUpdated)]
     assert boards and any(h.state == "confirmed" for h in boards[-1].hypotheses)
+
+
+def test_the_simple_preset_settles_once_one_hypothesis_dominates() -> None:
+    """The router's preset for a simple incident: an open leader far above every rival
+    ends the search; a rival within `dominance` of it, or a weak leader, does not."""
+    def search(scores: dict[str, float], settle_at: float) -> TreeSearch:
+        tree = TreeSearch(BoardModel({}), TotConfig(settle_at=settle_at))
+        tree.board = {h.id: replace(h, score=scores[h.id]) for h in (A, B, C)}
+        return tree
+
+    assert search({A.id: 0.94, B.id: 0.15, C.id: 0.01}, 0.9)._concluded() is not None
+    assert search({A.id: 0.94, B.id: 0.3, C.id: 0.01}, 0.9)._concluded() is None  # close
+    assert search({A.id: 0.8, B.id: 0.1, C.id: 0.01}, 0.9)._concluded() is None  # weak
+    assert search({A.id: 0.94, B.id: 0.15, C.id: 0.01}, 0.0)._concluded() is None  # off

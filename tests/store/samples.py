@@ -19,6 +19,7 @@ from engines.events import (
     LessonsRetrieved,
     ObservationReceived,
     ReflectionRecorded,
+    RewoundTo,
     ThoughtRecorded,
     ToolCalled,
 )
@@ -104,5 +105,6 @@ def one_of_each(investigation_id: str = "inv1") -> list[Event]:
         ReflectionRecorded(
             i, 3, 1, ("evidence quote not found",), "Check the metrics again.", True, at(4.5)
         ),
+        RewoundTo(i, 3, (), "alice", "1700000000.3", at(4.7)),
         InvestigationStopped(i, 3, "diagnosed", "", at(5)),
     ]
