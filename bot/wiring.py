@@ -23,6 +23,7 @@ from engines.react import AfterStep, EngineConfig, InvestigationResult, ReactEng
 from engines.reflexion import ReflexionEngine
 from engines.router import AutoEngine
 from engines.tot import SEARCHES, Search, TotConfig, TotEngine
+from tools.cache import ToolCache
 from tools.catalog import available_tools
 from tools.context import ToolContext
 from tools.scenarios import Scenario, load_scenario
@@ -129,11 +130,15 @@ def build_toolset(
     approver: Approver | None = None,
     *,
     model: str = ANALYZER,
+    cache: ToolCache | None = None,
 ) -> Toolset:
-    """The tools of one investigation, their observations cut to `model`'s budget."""
+    """The tools of one investigation, their observations cut to `model`'s budget, their
+    answers shared through `cache` with the other investigations of the same sources (the
+    setting's clock, when it has one, is part of what makes two calls the same)."""
     context = ToolContext(now=now, sources=setting.sources, constraints=constraints)
     return Toolset(available_tools(setting.sources), context, approver=approver,
-                   observation_tokens=budgets_for(model).observation_tokens)
+                   observation_tokens=budgets_for(model).observation_tokens,
+                   shared=cache, fixed_clock=setting.now is not None)
 
 
 async def investigate(
@@ -152,18 +157,21 @@ async def investigate(
     notes: Sequence[str] = (),
     search: str = "bfs",
     check: Model | None = None,
+    cache: ToolCache | None = None,
 ) -> InvestigationResult:
     """Run one investigation end to end and return how it ended.
 
     `lessons` come from past incidents, `resume` is the event log of an interrupted run of
     the same incident, and `notes` (Reflexion only) open every attempt, such as a human's
-    correction of an earlier answer. `check` verifies diagnoses instead of `model`.
+    correction of an earlier answer. `check` verifies diagnoses instead of `model`; `cache`
+    is the process's shared tool cache (tools.cache), None for none.
     """
     incident = Incident(text=text, now=setting.now) if setting.now else Incident(text=text)
     if incident_id:
         incident = Incident(text=text, now=incident.now, id=incident_id)
     constraints = ConstraintSet()
-    toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name)
+    toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name,
+                            cache=cache)
     if inbox is None:
         inbox = ConstraintInbox()
     runner = build_engine(engine, model, search=search, check=check)

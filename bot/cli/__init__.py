@@ -29,6 +29,7 @@ COMMANDS = (
     "bot.cli.doctor",
     "bot.cli.analyzer_server",
     "bot.cli.reply",
+    "bot.cli.stats",
 )
 
 

@@ -63,6 +63,7 @@ from engines.errors import ConfigurationError
 from engines.model import Model
 from engines.react import InvestigationResult
 from engines.tokens import warm_up
+from tools.cache import ToolCache, tool_cache_from_env
 from tools.sources.base import MetricSource
 
 log = logging.getLogger("triage.serve")
@@ -122,10 +123,11 @@ def _grace(value: str) -> float:
 
 
 def make_runner(setting: Setting, model: Model, engine: str = "react",
-                search: str = "bfs", check: Model | None = None) -> Runner:
+                search: str = "bfs", check: Model | None = None,
+                cache: ToolCache | None = None) -> Runner:
     """Investigations run through the same wiring as `triage investigate`. A resumed run
     keeps its incident's clock; notes (a human's correction) need Reflexion, and the ReAct
-    engine gets the correction as a constraint only."""
+    engine gets the correction as a constraint only. `cache` is shared by every run."""
 
     async def run_one(request: RunRequest) -> InvestigationResult:
         where = replace(setting, now=request.now) if request.now is not None else setting
@@ -143,6 +145,7 @@ def make_runner(setting: Setting, model: Model, engine: str = "react",
             notes=request.notes if engine == "reflexion" else (),
             search=search,
             check=check,
+            cache=cache,
         )
 
     return run_one
@@ -156,6 +159,9 @@ async def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigurationError(f"TRIAGE_ALLOWED_CHANNELS / TRIAGE_ALLOWED_USERS: {exc}") from None
     telemetry = Telemetry()
+    cache = tool_cache_from_env(os.environ)
+    if cache is not None:
+        telemetry.watch_cache(cache)
     model = MeteredModel(build_model(args.model), telemetry)
     built = build_check_model(getattr(args, "check_model", None))
     check = MeteredModel(built, telemetry) if built is not None else None
@@ -173,7 +179,7 @@ async def run(args: argparse.Namespace) -> int:
         try:
             await serve(
                 settings,
-                make_runner(setting, model, args.engine, args.search, check),
+                make_runner(setting, model, args.engine, args.search, check, cache),
                 model_name=model.name,
                 policy=policy,
                 host=args.host,

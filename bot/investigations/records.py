@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from bot.feedback import InvestigationRecord, Outcome, Store
 from bot.investigations.investigation import Investigation
 from bot.investigations.lessons import Lessons
+from bot.monitor import RunFigures
 from bot.outbox import Outbox
 from engines.events import Event
 from engines.react import InvestigationResult
@@ -66,10 +67,12 @@ class Records:
             await self.store.set_status_message(investigation.id, ts)
 
     async def ended(
-        self, investigation: Investigation, outcome: Outcome, result: InvestigationResult | None
+        self, investigation: Investigation, outcome: Outcome, result: InvestigationResult | None,
+        figures: RunFigures | None = None,
     ) -> None:
         """Remember the end, with the thread once it exists (a slash command's thread is only
-        known when its first message is out), so replies after the end become feedback."""
+        known when its first message is out), so replies after the end become feedback; and
+        what the run cost (`figures`, for `triage stats`)."""
         thread = investigation.thread
         if not investigation.known:
             return  # the store never took the run: its thread says why
@@ -78,6 +81,8 @@ class Records:
         if thread.thread_ts is not None:
             await self.store.set_thread(investigation.id, thread.thread_ts)
         diagnosis = result.diagnosis if result is not None else None
+        if figures is not None:  # before the end: a reader that sees it ended sees them
+            await self.store.record_figures(investigation.id, figures)
         await self.store.finish(investigation.id, outcome, diagnosis)
         if result is not None:
             for reflection in result.reflections:
