@@ -41,6 +41,7 @@ from bot.investigations.resume import resume_unfinished
 from bot.investigations.run import Runner, RunRequest
 from bot.investigations.steering import ReplyReader, reader_for
 from bot.logging_setup import configure as configure_logging
+from bot.monitor import Prices
 from bot.outbox import Outbox
 from bot.server import EVENTS_PATH, HttpServer
 from bot.services import Services
@@ -158,7 +159,7 @@ async def run(args: argparse.Namespace) -> int:
         policy = AccessPolicy.from_env(os.environ)
     except ValueError as exc:
         raise ConfigurationError(f"TRIAGE_ALLOWED_CHANNELS / TRIAGE_ALLOWED_USERS: {exc}") from None
-    telemetry = Telemetry()
+    telemetry = Telemetry(Prices.from_env(os.environ))
     cache = tool_cache_from_env(os.environ)
     if cache is not None:
         telemetry.watch_cache(cache)
