@@ -50,7 +50,7 @@ async def seed(url: str) -> None:
 
 @pytest.fixture(autouse=True)
 def only_stats(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bot.cli, "COMMANDS", ("bot.cli.stats",))
+    monkeypatch.setattr(bot.cli, "COMMANDS", ("bot.cli.stats", "bot.cli.show"))
     for name in ("TRIAGE_PRICE_INPUT_PER_MTOK", "TRIAGE_PRICE_OUTPUT_PER_MTOK"):
         monkeypatch.delenv(name, raising=False)
 
@@ -146,3 +146,13 @@ def test_prices_and_percentiles() -> None:
     values = [float(v) for v in range(1, 21)]
     assert percentile(values, 0.95) == 19 and percentile(values, 0.5) == 10
     assert percentile([], 0.5) is None
+
+
+def test_show_says_what_one_investigation_cost(
+    seeded: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["show", "r2"]) == 0
+    out = capsys.readouterr().out
+    assert "Cost        12 tool calls (6 answered by a cache) · 50,000 tokens in, 2,000 out" in out
+    assert main(["show", "running"]) == 0
+    assert "Cost" not in capsys.readouterr().out, "nothing is known before the end"
