@@ -23,6 +23,7 @@ from engines.diagnosis import is_correct
 from engines.errors import TriageError
 from engines.model import Model
 from engines.steering import read_reply
+from tools.cache import ToolCache
 from tools.catalog import ALL_TOOLS
 from tools.scenarios import Scenario, bundled_ids, load_scenario
 from tools.vocabulary import cluster_vocabulary
@@ -123,7 +124,11 @@ async def evaluate_one(
     setting_factory: SettingFactory = sandbox_setting,
     search: str = "bfs",
     check_factory: Callable[[], Model | None] = lambda: None,
+    *,
+    cache: ToolCache | None = None,
 ) -> EvalResult:
+    """One scenario's run and score; `cache` shares tool answers with other runs (the
+    fleet benchmark's workloads), None for none."""
     name = ref if isinstance(ref, str) else ref.name
     row = EvalResult(scenario=name)
     started = time.perf_counter()
@@ -161,6 +166,7 @@ async def evaluate_one(
             after_step=after_step,
             search=search,
             check=check_factory(),
+            cache=cache,
         )
         row.steps, row.tool_calls = result.steps, result.tool_calls
         row.tokens_in, row.tokens_out = result.usage.input_tokens, result.usage.output_tokens

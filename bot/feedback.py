@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol, runtime_checkable
 
+from bot.monitor import RunFigures
 from engines.diagnosis import Diagnosis
 from engines.events import Event
 
@@ -105,6 +106,10 @@ class Store(Protocol):
 
     async def add_feedback(self, feedback: Feedback) -> None: ...
 
+    async def record_figures(self, investigation_id: str, figures: RunFigures) -> None:
+        """What the run cost (tool calls, cached ones, tokens), for `triage stats`."""
+        ...
+
     async def get(self, investigation_id: str) -> InvestigationRecord | None: ...
 
     async def find_by_thread(self, channel: str, thread_ts: str) -> InvestigationRecord | None:
@@ -177,6 +182,7 @@ class MemoryStore:
         self._refusals: dict[str, str] = {}
         self._queue: dict[int, QueuedMention] = {}
         self._queued = 0
+        self.figures: dict[str, RunFigures] = {}
 
     async def create(self, record: InvestigationRecord) -> None:
         self._records[record.id] = record
@@ -209,6 +215,9 @@ class MemoryStore:
         self._records[investigation_id] = replace(
             record, outcome=outcome, diagnosis=diagnosis, ended_at=_now()
         )
+
+    async def record_figures(self, investigation_id: str, figures: RunFigures) -> None:
+        self.figures[investigation_id] = figures
 
     async def add_feedback(self, feedback: Feedback) -> None:
         self._feedback.setdefault(feedback.investigation_id, []).append(feedback)

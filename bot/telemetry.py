@@ -2,31 +2,41 @@
 
 Every bot owns a `Telemetry`, whose metrics live in a registry of their own (never the
 process-wide default), so that tests and several bots in one process never collide. It is
-fed from three places: the event stream of each investigation (`InvestigationMeter` wraps
-the sink the bot routes events through), the model (`MeteredModel`: latency and tokens), and
-the Slack Web API client (errors in the outbox, retries through `metered_retry_handlers`).
+fed from four places: the event stream of each investigation (`InvestigationMeter` wraps
+the sink the bot routes events through), the model (`MeteredModel`: latency and tokens),
+the Slack Web API client (errors in the outbox, retries through `metered_retry_handlers`),
+and the shared tool cache (`watch_cache`: its lookups, entries and bytes, read when scraped).
+
+The monitor's series (bot/monitor.py) carry only low-cardinality labels: the engine, the
+model and how the run ended. Tool names label tool latency (a fixed catalog); nothing is
+labelled by investigation, channel or user.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from urllib.parse import urlparse
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
+from bot.monitor import Prices
 from engines.events import (
     Event,
     EventSink,
+    InvestigationStarted,
     InvestigationStopped,
     ObservationReceived,
 )
-from engines.model import Model, ModelReply, ModelRequest
+from engines.model import Model, ModelReply, ModelRequest, Usage
+from tools.cache import ToolCache
 
 __all__ = ["CONTENT_TYPE_LATEST", "InvestigationMeter", "MeteredModel", "Telemetry",
            "metered_retry_handlers", "slack_method"]
@@ -34,13 +44,18 @@ __all__ = ["CONTENT_TYPE_LATEST", "InvestigationMeter", "MeteredModel", "Telemet
 _STEP_BUCKETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50)
 _TOOL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 _MODEL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
+_RUN_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600)
+_CALL_BUCKETS = (0, 1, 2, 4, 6, 8, 10, 15, 20, 30, 40, 60, 100)
+_RUN_LABELS = ("engine", "model", "outcome")
 
 
 class Telemetry:
-    """The metrics of one bot, in their own registry."""
+    """The metrics of one bot, in their own registry. `prices` (bot.monitor) make the
+    estimated cost a series too."""
 
-    def __init__(self) -> None:
+    def __init__(self, prices: Prices | None = None) -> None:
         self.registry = CollectorRegistry()
+        self.prices = prices
         r = self.registry
         self.investigations_started = Counter(
             "triage_investigations_started", "Investigations started (new, resumed or retried).",
@@ -69,6 +84,30 @@ class Telemetry:
         self.constraints_received = Counter(
             "triage_constraints_received", "Constraints humans gave running investigations.",
             ["kind"], registry=r)
+        self.investigation_seconds = Histogram(
+            "triage_investigation_seconds", "Time from the start of a run to its end (to the "
+            "diagnosis when outcome is done), by engine, model and outcome.",
+            _RUN_LABELS, buckets=_RUN_BUCKETS, registry=r)
+        self.investigation_tool_calls = Histogram(
+            "triage_investigation_tool_calls", "Tool calls one investigation made, by engine, "
+            "model and outcome.", _RUN_LABELS, buckets=_CALL_BUCKETS, registry=r)
+        self.investigation_steps_by = Histogram(
+            "triage_investigation_run_steps", "Steps one investigation took, by engine, model "
+            "and outcome.", _RUN_LABELS, buckets=_STEP_BUCKETS, registry=r)
+        self.tool_calls = Counter(
+            "triage_tool_calls", "Tool calls, by engine, model and whether a cache answered "
+            "(cached=true: the investigation's own or the shared one).",
+            ["engine", "model", "cached"], registry=r)
+        self.investigation_tokens = Counter(
+            "triage_investigation_tokens", "Tokens of finished investigations, by engine, "
+            "model and direction.", ["engine", "model", "direction"], registry=r)
+        self.investigation_cost = Counter(
+            "triage_investigation_cost_dollars", "Estimated cost of finished investigations "
+            "at the configured prices, by engine and model.", ["engine", "model"], registry=r)
+
+    def watch_cache(self, cache: ToolCache) -> None:
+        """Expose the shared tool cache's figures, read at each scrape."""
+        self.registry.register(_CacheCollector(cache))
 
     def exposition(self) -> bytes:
         """The text exposition format (`CONTENT_TYPE_LATEST`)."""
@@ -95,6 +134,10 @@ class InvestigationMeter:
         self._telemetry = telemetry
         self.reason: str | None = None
         self.steps = 0
+        self.engine = "unknown"
+        self.model = "unknown"
+        self.tool_calls = 0
+        self._started = time.monotonic()
         self._finished = False
 
     def wrap(self, sink: EventSink) -> EventSink:
@@ -106,22 +149,71 @@ class InvestigationMeter:
 
     def observe(self, event: Event) -> None:
         self.steps = max(self.steps, getattr(event, "step", 0) or 0)
-        if isinstance(event, ObservationReceived) and not event.cached:
-            self._telemetry.tool_call_seconds.labels(
-                tool=event.tool, status=event.status
-            ).observe(max(0.0, event.seconds))
+        if isinstance(event, ObservationReceived):
+            self.tool_calls += 1
+            self._telemetry.tool_calls.labels(
+                engine=self.engine, model=self.model, cached=str(event.cached).lower()).inc()
+            if not event.cached:
+                self._telemetry.tool_call_seconds.labels(
+                    tool=event.tool, status=event.status
+                ).observe(max(0.0, event.seconds))
+        elif isinstance(event, InvestigationStarted):
+            self.engine, self.model = event.engine or "unknown", event.model or "unknown"
         elif isinstance(event, InvestigationStopped):
             self.reason = event.reason
 
-    def finish(self, fallback: str) -> None:
+    def finish(self, fallback: str, usage: Usage | None = None) -> None:
         """The run ended: by its InvestigationStopped's reason, else by `fallback` (a run
-        that crashed or was cancelled never says why)."""
+        that crashed or was cancelled never says why); `usage` is its model's tokens."""
         if self._finished:
             return
         self._finished = True
+        t = self._telemetry
         outcome = self.reason or fallback
-        self._telemetry.investigations_finished.labels(outcome=outcome).inc()
-        self._telemetry.investigation_steps.observe(self.steps)
+        t.investigations_finished.labels(outcome=outcome).inc()
+        t.investigation_steps.observe(self.steps)
+        labels = {"engine": self.engine, "model": self.model, "outcome": outcome}
+        t.investigation_seconds.labels(**labels).observe(time.monotonic() - self._started)
+        t.investigation_tool_calls.labels(**labels).observe(self.tool_calls)
+        t.investigation_steps_by.labels(**labels).observe(self.steps)
+        if usage is None:
+            return
+        tokens_in, tokens_out = max(0, usage.input_tokens), max(0, usage.output_tokens)
+        tokens = t.investigation_tokens
+        tokens.labels(engine=self.engine, model=self.model, direction="input").inc(tokens_in)
+        tokens.labels(engine=self.engine, model=self.model, direction="output").inc(tokens_out)
+        if t.prices is not None:
+            t.investigation_cost.labels(engine=self.engine, model=self.model).inc(
+                t.prices.cost(tokens_in, tokens_out))
+
+
+class _CacheCollector(Collector):
+    """The shared tool cache's counters and sizes, as they are when Prometheus scrapes."""
+
+    def __init__(self, cache: ToolCache) -> None:
+        self._cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self._cache.stats
+        lookups = CounterMetricFamily(
+            "triage_tool_cache_lookups", "Shared tool cache lookups, by result: hit (an "
+            "entry), shared (joined an identical call in flight), miss (ran).",
+            labels=["result"])
+        for result, value in (("hit", stats.hits), ("shared", stats.shared),
+                              ("miss", stats.misses)):
+            lookups.add_metric([result], value)
+        yield lookups
+        yield CounterMetricFamily("triage_tool_cache_evictions",
+                                  "Entries pushed out by the size bounds.", stats.evictions)
+        yield CounterMetricFamily("triage_tool_cache_uncached",
+                                  "Calls that ran but were not kept (errors).", stats.uncached)
+        yield GaugeMetricFamily("triage_tool_cache_entries", "Entries held now.",
+                                self._cache.entries)
+        yield GaugeMetricFamily("triage_tool_cache_bytes", "Bytes held now (estimated).",
+                                self._cache.bytes)
+        yield GaugeMetricFamily("triage_tool_cache_hit_ratio",
+                                "Hits and shared calls over lookups, since start.",
+                                stats.hit_rate)
 
 
 class MeteredModel:

@@ -24,6 +24,7 @@ from engines.react import AfterStep, EngineConfig, InvestigationResult, ReactEng
 from engines.reflexion import ReflexionEngine
 from engines.router import AutoEngine
 from engines.tot import SEARCHES, Search, TotConfig, TotEngine
+from tools.cache import ToolCache
 from tools.catalog import available_tools
 from tools.context import ToolContext
 from tools.scenarios import Scenario, load_scenario
@@ -131,17 +132,20 @@ def build_toolset(
     *,
     model: str = ANALYZER,
     summariser: Summariser | None = None,
+    cache: ToolCache | None = None,
 ) -> Toolset:
     """The tools of one investigation, their observations cut to `model`'s budget (or
-    summarised by `summariser` when cutting would lose their end)."""
+    summarised by `summariser` when cutting would lose some), their answers shared through
+    `cache` with the other investigations of the same sources (the setting's clock, when it
+    has one, is part of what makes two calls the same)."""
     context = ToolContext(now=now, sources=setting.sources, constraints=constraints)
     return Toolset(available_tools(setting.sources), context, approver=approver,
                    observation_tokens=budgets_for(model).observation_tokens,
-                   summariser=summariser)
+                   shared=cache, fixed_clock=setting.now is not None, summariser=summariser)
 
 
 def summariser_for(check: Model | None, incident: Incident) -> Summariser | None:
-    """The check model summarises observations still over budget; none without one."""
+    """The check model summarises observations over budget; none without one."""
     if check is None:
         return None
     return ObservationSummariser(selector_for(check, is_code=check.name == ANALYZER),
@@ -164,19 +168,21 @@ async def investigate(
     notes: Sequence[str] = (),
     search: str = "bfs",
     check: Model | None = None,
+    cache: ToolCache | None = None,
 ) -> InvestigationResult:
     """Run one investigation end to end and return how it ended.
 
     `lessons` come from past incidents, `resume` is the event log of an interrupted run of
     the same incident, and `notes` (Reflexion only) open every attempt, such as a human's
-    correction of an earlier answer. `check` verifies diagnoses instead of `model`.
+    correction of an earlier answer. `check` verifies diagnoses instead of `model`; `cache`
+    is the process's shared tool cache (tools.cache), None for none.
     """
     incident = Incident(text=text, now=setting.now) if setting.now else Incident(text=text)
     if incident_id:
         incident = Incident(text=text, now=incident.now, id=incident_id)
     constraints = ConstraintSet()
     toolset = build_toolset(setting, incident.now, constraints, approver, model=model.name,
-                            summariser=summariser_for(check, incident))
+                            summariser=summariser_for(check, incident), cache=cache)
     if inbox is None:
         inbox = ConstraintInbox()
     runner = build_engine(engine, model, search=search, check=check)

@@ -75,6 +75,21 @@ def rank(use: dict[str, tuple[int, int]]) -> tuple[str, ...]:
 
 
 RANKED_TOOLS = rank(TOOL_USE)
+
+CACHE_TTL: Mapping[str, float] = {  # seconds an answer is shared across investigations
+    # what changes by the second in an incident: pods come and go, events arrive
+    "k8s_events": 10, "k8s_list_pods": 10, "k8s_describe_pod": 10, "k8s_pod_logs": 10,
+    "k8s_get_object": 15, "k8s_list_workloads": 15, "k8s_list_autoscalers": 30,
+    "k8s_list_nodes": 30,
+    # recent windows of logs and metrics: a new minute of samples changes them
+    "logs_error_patterns": 15, "logs_search": 15, "logs_count_over_time": 15,
+    "metrics_workload_signals": 15, "metrics_query": 15, "metrics_promql": 15,
+    # what changes only when someone deploys or edits the object
+    "k8s_rollout_history": 300, "k8s_list_services": 120, "k8s_list_ingresses": 120,
+    "k8s_list_network_policies": 120, "k8s_list_quotas": 60,
+}
+"""How long the shared tool cache (tools.cache) keeps each tool's answers; a tool absent
+here is never shared. Kept short: an answer may be this stale for a second investigation."""
 CORE_SIZE = 8  # all that quoted evidence in 12+ diagnoses: every tool of the analyzer's survey
 CORE_TOOLS = RANKED_TOOLS[:CORE_SIZE]
 

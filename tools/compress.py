@@ -16,6 +16,7 @@ from engines.tokens import count_tokens, truncate_to_tokens
 
 _MIN_LIST = 3
 CUT_NOTE = "more tokens cut to fit the observation budget]"
+LIST_NOTE = "more omitted to fit the observation budget"
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -74,7 +75,7 @@ def _shrink(data: Any, path: tuple[Any, ...]) -> bool:
     )
     keep = max(_MIN_LIST, len(kept) // 2)
     omitted = omitted_before + len(kept) - keep
-    shrunk = [*kept[:keep], f"… {omitted} more omitted to fit the observation budget"]
+    shrunk = [*kept[:keep], f"… {omitted} {LIST_NOTE}"]
     if parent is None:
         data[:] = shrunk
     else:
@@ -108,3 +109,8 @@ def fit(data: Any, budget: int) -> tuple[str, bool, int]:
 def was_cut_short(text: str) -> bool:
     """Whether `fit` had to cut the text itself (the last resort), losing its end."""
     return text.endswith(CUT_NOTE)
+
+
+def was_cut(text: str) -> bool:
+    """Whether `fit` cut anything: a list halved to its head, or the text itself."""
+    return was_cut_short(text) or LIST_NOTE in text

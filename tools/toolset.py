@@ -2,7 +2,9 @@
 
 Everything that can go wrong in a call becomes an error observation the model can reason
 about; `call` never raises. Read-only results are cached for the investigation, so asking
-twice costs nothing and the loop detector sees the repetition. The toolset also answers
+twice costs nothing and the loop detector sees the repetition; with a shared `ToolCache`
+(tools.cache) they are also shared, for a few seconds or minutes by tool, with the other
+investigations of the same sources. The toolset also answers
 `list_tools` (engines.short_catalog): the tools beyond its ranked core, for a model that
 was offered only the core.
 
@@ -21,6 +23,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from engines.budgets import DEFAULT_BUDGETS
@@ -38,8 +41,9 @@ from engines.model import ToolCall, ToolSpec
 from engines.short_catalog import LIST_TOOLS, render_listing, render_page
 from engines.tokens import count_tokens
 from tools._toolkit import RAW_TOKENS, RawOutput
-from tools.catalog import CORE_SIZE, FALLBACKS, RANKED_TOOLS, READS
-from tools.compress import fit
+from tools.cache import ToolCache, make_key, result_size, sources_identity
+from tools.catalog import CACHE_TTL, CORE_SIZE, FALLBACKS, RANKED_TOOLS, READS
+from tools.compress import fit, was_cut
 from tools.context import ToolContext
 from tools.fallback import Fallback, outage_note
 from tools.redact import redact, redact_data
@@ -77,12 +81,19 @@ class Toolset:
         core_size: int = CORE_SIZE,
         retry: BackendRetry = DEFAULT_RETRY,
         fallbacks: Mapping[str, Fallback] = FALLBACKS,
+        shared: ToolCache | None = None,
+        fixed_clock: bool = False,
+        ttls: Mapping[str, float] = CACHE_TTL,
         summariser: Summariser | None = None,
     ) -> None:
         """`ranking` orders the tools by how often they are useful, `core_size` of them
-        make the short catalog (tools.catalog measured both); `summariser` (the check
-        model's, engines/observation_summary.py) replaces the last-resort cut of an
-        observation still over budget."""
+        make the short catalog (tools.catalog measured both). `shared` is the process's
+        tool cache, `ttls` how long each tool's answers keep there, and `fixed_clock` says
+        the context's `now` is the incident's own clock (a scenario's), not the wall clock
+        at the start: then it is part of what makes two calls the same. `summariser` (the
+        check model's, engines/observation_summary.py) replaces compression's cuts of an
+        observation over budget, per investigation (after the cache: it reads this
+        incident's report)."""
         self._tools = {t.name: t for t in tools}
         self._rank = {name: index for index, name in enumerate(ranking)}
         self.core_size = core_size
@@ -93,6 +104,10 @@ class Toolset:
         self._fallbacks = fallbacks
         self._summariser = summariser
         self._cache: dict[str, ToolResult] = {}
+        self._shared = shared
+        self._scope = sources_identity(context.sources) if shared is not None else None
+        self._fixed_clock = fixed_clock
+        self._ttls = ttls
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -140,7 +155,11 @@ class Toolset:
                 )
             if not tool.read_only:
                 await self._approve(tool, arguments)
-            result = await self._run(tool, arguments, started)
+            result = await self._run_shared(tool, arguments, started)
+            if self._summariser is not None and result.status == "success" \
+                    and was_cut(result.text):
+                result = replace(result, text=await self._summarised(tool.name, result.data,
+                                                                      result.text))
             if tool.read_only:
                 self._cache[key] = result
             return result
@@ -210,7 +229,24 @@ class Toolset:
         if not await self._approver(tool, arguments, tool.one_line(arguments)):
             raise ApprovalDeniedError(f"a human declined {tool.one_line(arguments)}")
 
-    async def _run(self, tool: Tool, arguments: dict[str, Any], started: float) -> ToolResult:
+    async def _run_shared(self, tool: Tool, arguments: dict[str, Any],
+                          started: float) -> ToolResult:
+        """Through the shared cache when the tool may be: read-only, with a TTL, on sources
+        that say who they are."""
+        ttl = self._ttls.get(tool.name, 0.0)
+        if self._shared is None or self._scope is None or not tool.read_only or ttl <= 0:
+            result, _ = await self._run(tool, arguments, started)
+            return result
+        key = make_key(self._scope, tool.name, arguments,
+                       excluded_namespaces=self.context.constraints.excluded_namespaces,
+                       clock=self.context.now if self._fixed_clock else None,
+                       observation_tokens=self.observation_tokens)
+        return await self._shared.get_or_run(
+            key, ttl, lambda: self._run(tool, arguments, started, sized=True))
+
+    async def _run(self, tool: Tool, arguments: dict[str, Any], started: float,
+                   *, sized: bool = False) -> tuple[ToolResult, int]:
+        """The call for real, and (`sized`) what its result would hold in a cache."""
         attempts = Attempts()
         try:
             async with asyncio.timeout(tool.timeout):
@@ -242,11 +278,9 @@ class Toolset:
         if isinstance(data, dict) and RAW_TOKENS in data:
             data = dict(data)
             raw = data.pop(RAW_TOKENS)
-        data, text, cut, raw_tokens = await asyncio.to_thread(self._render, data, raw)
-        if self._summariser is not None and cut:
-            text = await self._summarised(tool.name, data, text)
+        data, text, raw_tokens, size = await asyncio.to_thread(self._render, data, raw, sized)
         return ToolResult("success", text, data, None, raw_tokens, False,
-                          time.perf_counter() - started, attempts.count)
+                          time.perf_counter() - started, attempts.count), size
 
     def _with_outage(self, message: str, error: BackendUnavailableError | None,
                      arguments: dict[str, Any]) -> str:
@@ -256,13 +290,16 @@ class Toolset:
             return message
         return f"{message}\n{outage_note(fallback, arguments, READS, self.specs())}"
 
-    def _render(self, data: Any, raw: RawOutput | None) -> tuple[Any, str, bool, int]:
-        """Mask and render a result, and count what the raw output would have cost: pure CPU
-        work, done in a worker thread so that a bot serving many investigations keeps
-        answering Slack while observations are built."""
+    def _render(self, data: Any, raw: RawOutput | None,
+                sized: bool) -> tuple[Any, str, int, int]:
+        """Mask and render a result, count what the raw output would have cost and (`sized`)
+        the bytes it would hold in a cache: pure CPU work, done in a worker thread so that
+        a bot serving many investigations keeps answering Slack while observations are
+        built."""
         masked = redact_data(data)
-        text, cut, whole = fit(masked, self.observation_tokens)
-        return masked, text, cut, (raw.tokens() if raw is not None else 0) or whole
+        text, _, whole = fit(masked, self.observation_tokens)
+        size = result_size(ToolResult("success", text, masked)) if sized else 0
+        return masked, text, (raw.tokens() if raw is not None else 0) or whole, size
 
     async def _summarised(self, tool: str, data: Any, cut: str) -> str:
         """The check model's summary of an observation cut short, or the cut if it has

@@ -32,6 +32,7 @@ COMMANDS = {
     "doctor": "bot.cli.doctor",
     "analyzer-server": "bot.cli.analyzer_server",
     "reply": "bot.cli.reply",
+    "stats": "bot.cli.stats",
 }
 
 

@@ -20,8 +20,9 @@ import getpass
 from dataclasses import dataclass, field
 
 from bot.feedback import Outcome, final_state
+from bot.monitor import RunFigures
 from bot.store import InvestigationRecord, Store, StoreError
-from engines.events import Event
+from engines.events import Event, ObservationReceived
 from engines.incident import new_investigation_id
 from engines.react import InvestigationResult
 
@@ -45,6 +46,8 @@ class Recording:
     created: bool = False  # the row exists: `triage show` knows the id
     logging: bool = False  # events still go into the log (until the store fails once)
     problems: list[str] = field(default_factory=list)
+    calls: int = 0  # tool calls as the events showed them, and those a cache answered
+    cached: int = 0
 
     @classmethod
     async def start(cls, text: str, model: str, engine: str) -> Recording:
@@ -70,6 +73,9 @@ class Recording:
 
     async def append(self, event: Event) -> None:
         """The event sink: each event into the log, until the store fails."""
+        if isinstance(event, ObservationReceived):
+            self.calls += 1
+            self.cached += event.cached
         if self.store is None or not self.logging:
             return
         try:
@@ -84,7 +90,11 @@ class Recording:
         if self.store is None or not self.created:
             return
         outcome = final_state(result.reason, result.diagnosis) if result else ended
+        usage = result.usage if result else None
+        figures = RunFigures(self.calls, self.cached, usage.input_tokens if usage else 0,
+                             usage.output_tokens if usage else 0)
         try:
+            await self.store.record_figures(self.investigation_id, figures)
             await self.store.finish(
                 self.investigation_id, outcome, result.diagnosis if result else None
             )

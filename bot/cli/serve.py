@@ -43,6 +43,7 @@ from bot.investigations.run import Runner, RunRequest
 from bot.investigations.steering import ReplyReader, reader_for
 from bot.investigations.takeover import start_ownership
 from bot.logging_setup import configure as configure_logging
+from bot.monitor import Prices
 from bot.outbox import Outbox
 from bot.server import EVENTS_PATH, HttpServer
 from bot.services import Services
@@ -65,6 +66,7 @@ from engines.errors import ConfigurationError
 from engines.model import Model
 from engines.react import InvestigationResult
 from engines.tokens import warm_up
+from tools.cache import ToolCache, tool_cache_from_env
 from tools.sources.base import MetricSource
 
 log = logging.getLogger("triage.serve")
@@ -124,10 +126,11 @@ def _grace(value: str) -> float:
 
 
 def make_runner(setting: Setting, model: Model, engine: str = "react",
-                search: str = "bfs", check: Model | None = None) -> Runner:
+                search: str = "bfs", check: Model | None = None,
+                cache: ToolCache | None = None) -> Runner:
     """Investigations run through the same wiring as `triage investigate`. A resumed run
     keeps its incident's clock; notes (a human's correction) need Reflexion, and the ReAct
-    engine gets the correction as a constraint only."""
+    engine gets the correction as a constraint only. `cache` is shared by every run."""
 
     async def run_one(request: RunRequest) -> InvestigationResult:
         where = replace(setting, now=request.now) if request.now is not None else setting
@@ -145,6 +148,7 @@ def make_runner(setting: Setting, model: Model, engine: str = "react",
             notes=request.notes if engine == "reflexion" else (),
             search=search,
             check=check,
+            cache=cache,
         )
 
     return run_one
@@ -157,7 +161,10 @@ async def run(args: argparse.Namespace) -> int:
         policy = AccessPolicy.from_env(os.environ)
     except ValueError as exc:
         raise ConfigurationError(f"TRIAGE_ALLOWED_CHANNELS / TRIAGE_ALLOWED_USERS: {exc}") from None
-    telemetry = Telemetry()
+    telemetry = Telemetry(Prices.from_env(os.environ))
+    cache = tool_cache_from_env(os.environ)
+    if cache is not None:
+        telemetry.watch_cache(cache)
     model = MeteredModel(build_model(args.model), telemetry)
     built = build_check_model(getattr(args, "check_model", None))
     check = MeteredModel(built, telemetry) if built is not None else None
@@ -175,7 +182,7 @@ async def run(args: argparse.Namespace) -> int:
         try:
             await serve(
                 settings,
-                make_runner(setting, model, args.engine, args.search, check),
+                make_runner(setting, model, args.engine, args.search, check, cache),
                 model_name=model.name,
                 policy=policy,
                 host=args.host,

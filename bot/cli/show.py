@@ -53,6 +53,13 @@ def text(details: InvestigationDetails) -> str:
         f"Started     {started}",
         f"Engine      {inv.engine or '-'} · model {inv.model or '-'} · "
         f"{plural(inv.step, 'step')} · {plural(inv.events, 'event')}",
+    ]
+    if inv.finished:
+        figures = inv.figures
+        out.append(f"Cost        {plural(figures.tool_calls, 'tool call')} "
+                   f"({figures.cached_calls} answered by a cache) · {figures.input_tokens:,} "
+                   f"tokens in, {figures.output_tokens:,} out")
+    out += [
         "",
         "Timeline (UTC)",
     ]

@@ -18,6 +18,7 @@ from bot.feedback import InvestigationRecord, Outcome, Store
 from bot.investigations.investigation import Investigation
 from bot.investigations.leases import Leases
 from bot.investigations.lessons import Lessons
+from bot.monitor import RunFigures
 from bot.outbox import Outbox
 from bot.store.errors import LeaseLostError
 from engines.events import Event
@@ -94,10 +95,12 @@ class Records:
                 self.lost(investigation, exc)
 
     async def ended(
-        self, investigation: Investigation, outcome: Outcome, result: InvestigationResult | None
+        self, investigation: Investigation, outcome: Outcome, result: InvestigationResult | None,
+        figures: RunFigures | None = None,
     ) -> None:
         """Remember the end, with the thread once it exists (a slash command's thread is only
-        known when its first message is out), so replies after the end become feedback."""
+        known when its first message is out), so replies after the end become feedback; and
+        what the run cost (`figures`, for `triage stats`)."""
         thread = investigation.thread
         if not investigation.known or investigation.lost:
             return  # the store never took the run (its thread says why), or another replica did
@@ -109,6 +112,8 @@ class Records:
             if thread.thread_ts is not None:
                 await self.store.set_thread(investigation.id, thread.thread_ts,
                                             generation=generation)
+            if figures is not None:  # before the end: a reader that sees it ended sees them
+                await self.store.record_figures(investigation.id, figures)
             await self.store.finish(investigation.id, outcome, diagnosis, generation=generation)
         except LeaseLostError as exc:
             log.warning("the end of %s is not recorded: %s", investigation.id, exc)

@@ -21,10 +21,11 @@ from bot.investigations.investigation import Investigation
 from bot.investigations.lessons import Lessons
 from bot.investigations.records import Records
 from bot.logging_setup import investigation_id as current_investigation
+from bot.monitor import RunFigures
 from bot.telemetry import Telemetry
 from engines.constraints import ConstraintInbox
 from engines.errors import TriageError
-from engines.events import Event, EventSink
+from engines.events import Event, EventSink, ObservationReceived
 from engines.react import InvestigationResult
 from tools.registry import Tool
 
@@ -68,8 +69,10 @@ class Runs:
         if investigation.known:
             investigation.recorded.set()
         append = self.records.event_log(investigation)
+        calls = CallCount()
 
         async def sink(event: Event) -> None:
+            calls.observe(event)
             # The log first: a write refused as stale (another replica took the run over)
             # must not reach the thread either.
             await append(event)
@@ -115,10 +118,30 @@ class Runs:
             reporter.fail(f"internal error: {type(exc).__name__}")
         finally:
             if meter is not None:
-                meter.finish(result.reason if result is not None else "failed")
+                meter.finish(result.reason if result is not None else "failed",
+                             result.usage if result is not None else None)
             log.info("investigation %s ended: %s", investigation.id, outcome)
             deny_pending(investigation, "")
             self.ended(investigation)
             self.background.spawn(
-                self.records.ended(investigation, outcome, result), name="record-end"
+                self.records.ended(investigation, outcome, result, calls.figures(result)),
+                name="record-end",
             )
+
+
+@dataclass(slots=True)
+class CallCount:
+    """The run's tool calls as its events show them, and how many a cache answered."""
+
+    calls: int = 0
+    cached: int = 0
+
+    def observe(self, event: Event) -> None:
+        if isinstance(event, ObservationReceived):
+            self.calls += 1
+            self.cached += event.cached
+
+    def figures(self, result: InvestigationResult | None) -> RunFigures:
+        usage = result.usage if result is not None else None
+        return RunFigures(self.calls, self.cached, usage.input_tokens if usage else 0,
+                          usage.output_tokens if usage else 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+from bot.monitor import RunFigures
 from bot.store.errors import CodecError
 from bot.store.records import Feedback, Lesson, Status, StoredConstraint, StoredInvestigation
 from bot.store.schema import json_list
@@ -40,6 +41,8 @@ def investigation(row: Mapping[Any, Any]) -> StoredInvestigation:
         outcome_detail=row["outcome_detail"],
         status_ts=row["status_ts"],
         origin=row["origin"],
+        figures=RunFigures(row["tool_calls"], row["cached_calls"], row["input_tokens"],
+                           row["output_tokens"]),
     )
 
 

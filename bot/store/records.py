@@ -9,11 +9,12 @@ for the command line and for resuming.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, get_args
 
 from bot.feedback import Feedback, InvestigationRecord, Outcome
+from bot.monitor import RunFigures
 from engines.constraints import Constraint, ConstraintKind
 from engines.diagnosis import Diagnosis
 from engines.events import Event
@@ -55,6 +56,7 @@ class StoredInvestigation:
     outcome_detail: str
     status_ts: str | None = None  # the status message, edited in place; kept for a resume
     origin: str = "slack"  # who started it: "slack" (the bot) or "cli" (`triage investigate`)
+    figures: RunFigures = field(default_factory=RunFigures)  # what it cost (migration 0006)
 
     @property
     def finished(self) -> bool:

@@ -85,6 +85,11 @@ investigations = sa.Table(
     sa.Column("diagnosis", sa.JSON(), nullable=True),
     sa.Column("outcome", sa.String(32), nullable=True),
     sa.Column("outcome_detail", sa.Text(), nullable=False, server_default=""),
+    # what the run cost (migration 0007): bot/store/figures.py
+    sa.Column("tool_calls", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("cached_calls", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("input_tokens", sa.Integer(), nullable=False, server_default="0"),
+    sa.Column("output_tokens", sa.Integer(), nullable=False, server_default="0"),
     sa.CheckConstraint(
         "status IN ('running', 'waiting', 'done', 'stopped', 'failed')",
         name="ck_investigations_status",
@@ -92,6 +97,7 @@ investigations = sa.Table(
     sa.Index("ix_investigations_created_at", "created_at"),
     sa.Index("ix_investigations_status", "status"),
     sa.Index("ix_investigations_thread", "channel", "thread_ts"),
+    sa.Index("ix_investigations_ended_at", "ended_at"),
 )
 
 events = sa.Table(

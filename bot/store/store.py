@@ -28,6 +28,7 @@ from bot.store._base import guarded, now, require_investigation
 from bot.store._sqlite import configure_sqlite, ensure_wal
 from bot.store.codec import decode_event, encode_event
 from bot.store.errors import StoreError, UnknownInvestigationError
+from bot.store.figures import FiguresMixin
 from bot.store.fleet import FleetMixin
 from bot.store.leases import LeasesMixin, fence
 from bot.store.lessons import LessonsMixin
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from bot.feedback import Store as StoreProtocol
 
 
-class Store(LessonsMixin, FleetMixin, LeasesMixin):
+class Store(LessonsMixin, FleetMixin, LeasesMixin, FiguresMixin):
     """Everything Triage remembers. Open with `await Store.open(url)`, then `await migrate()`."""
 
     @classmethod

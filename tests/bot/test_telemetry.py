@@ -47,6 +47,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 MODULE = "tests.bot.test_telemetry"
 REPORT = "checkout in prod keeps restarting, customers get 502s on payment"
 INPUT_TOKENS, OUTPUT_TOKENS = 100, 7
+PRICE_IN, PRICE_OUT = 2.5, 10.0  # dollars per million tokens
 # A bot token's shape, built in pieces so that no scanner takes this file for a leak.
 FAKE_TOKEN = "xox" + "b-1234567890-0987654321-" + "AbCdEfGhIjKlMnOpQrStUvWx"
 
@@ -93,7 +94,9 @@ async def slack() -> AsyncIterator[FakeSlack]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def bot(slack: FakeSlack) -> AsyncIterator[BotProcess]:
-    async with bot_process(slack, module=MODULE) as process:
+    prices = {"TRIAGE_PRICE_INPUT_PER_MTOK": str(PRICE_IN), "TRIAGE_PRICE_OUTPUT_PER_MTOK":
+              str(PRICE_OUT)}
+    async with bot_process(slack, module=MODULE, env=prices) as process:
         yield process
 
 
@@ -155,6 +158,47 @@ async def test_metrics_after_a_mention(slack: FakeSlack, sender: SlackSender, bo
     assert value(found, "triage_model_tokens_total", model="test-model",
                  direction="output") == OUTPUT_TOKENS * requests
     assert not matching(found, "triage_slack_api_errors_total")
+
+    run = {"engine": "reflexion", "model": "test-model", "outcome": "diagnosed"}
+    assert value(found, "triage_investigation_seconds_count", **run) == 1
+    assert 0 < value(found, "triage_investigation_seconds_sum", **run) < 30
+    assert value(found, "triage_investigation_tool_calls_sum", **run) == 2
+    assert value(found, "triage_investigation_run_steps_sum", **run) == 3
+    assert value(found, "triage_tool_calls_total", engine="reflexion", model="test-model",
+                 cached="false") == 2
+    tokens_in = value(found, "triage_investigation_tokens_total", engine="reflexion",
+                      model="test-model", direction="input")
+    tokens_out = value(found, "triage_investigation_tokens_total", engine="reflexion",
+                       model="test-model", direction="output")
+    assert (tokens_in, tokens_out) == (INPUT_TOKENS * requests, OUTPUT_TOKENS * requests)
+    assert value(found, "triage_investigation_cost_dollars_total", engine="reflexion",
+                 model="test-model") == pytest.approx(
+        (tokens_in * PRICE_IN + tokens_out * PRICE_OUT) / 1e6)
+    assert value(found, "triage_tool_cache_lookups_total", result="miss") == 2
+    assert value(found, "triage_tool_cache_entries") == 2
+
+
+async def test_a_second_report_is_answered_from_the_shared_cache(
+    slack: FakeSlack, sender: SlackSender, bot: BotProcess, session: aiohttp.ClientSession
+) -> None:
+    before = await scrape(session, bot.url)
+    _sent, ts = await sender.mention("CCACHE", "UBOB", REPORT)
+    assert state_of(await ended(slack, "CCACHE", ts)) == "done"
+    found = await eventually(session, bot.url, lambda f: value(
+        f, "triage_investigations_finished_total", outcome="diagnosed") == value(
+        before, "triage_investigations_finished_total", outcome="diagnosed") + 1)
+    hits = value(found, "triage_tool_cache_lookups_total", result="hit") - value(
+        before, "triage_tool_cache_lookups_total", result="hit")
+    assert hits == 2, "the same pods and events, on the same scenario clock, within the TTL"
+    assert value(found, "triage_tool_calls_total", engine="reflexion", model="test-model",
+                 cached="true") - value(before, "triage_tool_calls_total", engine="reflexion",
+                                        model="test-model", cached="true") == 2
+    assert 0 < value(found, "triage_tool_cache_hit_ratio") <= 1
+    assert value(found, "triage_tool_cache_bytes") > 0
+    for tool in ("k8s_list_pods", "k8s_events"):  # no latency for what called nothing
+        assert value(found, "triage_tool_call_seconds_count", tool=tool,
+                     status="success") == value(before, "triage_tool_call_seconds_count",
+                                                tool=tool, status="success")
 
 
 async def test_a_steering_reply_counts_a_constraint(

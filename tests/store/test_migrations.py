@@ -32,7 +32,7 @@ async def test_migrate_creates_the_schema_and_is_idempotent(fresh_db_url: str) -
     try:
         assert await store.revision() is None
         await store.migrate()
-        assert await store.revision() == head_revision() == "0006"
+        assert await store.revision() == head_revision() == "0007"
         await store.migrate()  # again: nothing to do, nothing breaks
         assert await store.revision() == head_revision()
         async with store._db.connect() as conn:

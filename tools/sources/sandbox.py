@@ -103,10 +103,16 @@ def _path(obj: Mapping[str, Any], dotted: str) -> str:
     return str(node)
 
 
+def sandbox_identity(scenario: Scenario) -> str:
+    """One scenario's data, by its folder: two held-out sets may reuse an id, never a path."""
+    return f"sandbox:{scenario.path.resolve()}"
+
+
 class SandboxCluster:
     """A read-only cluster made of a scenario's `cluster.yaml` and `pod-logs/`."""
 
     def __init__(self, scenario: Scenario) -> None:
+        self.identity = sandbox_identity(scenario)  # what tools.cache keys results by
         self._scenario = scenario
         self._by_kind: dict[str, list[KubeObject]] = {}
         for obj in scenario.cluster_objects:
@@ -250,6 +256,7 @@ class SandboxLogs:
     """A log store made of a scenario's `logs.ndjson`, with Elasticsearch's query semantics."""
 
     def __init__(self, scenario: Scenario) -> None:
+        self.identity = sandbox_identity(scenario)
         self._records = scenario.log_records  # oldest first
 
     def _matching(self, query: LogQuery) -> list[LogRecord]:
@@ -328,6 +335,7 @@ class SandboxMetrics:
     """A metric store made of a scenario's `metrics.om`, with range-query semantics."""
 
     def __init__(self, scenario: Scenario) -> None:
+        self.identity = sandbox_identity(scenario)
         self._by_name: dict[str, list[Series]] = {}
         self._types = scenario.metric_types
         for series in scenario.metric_series:
