@@ -17,9 +17,9 @@ Three sections, each printing what it measured:
   real PostgreSQL (tests/services/postgres.py), behind a loopback round-robin proxy at one
   address, as Slack reaches a Deployment through its Service: bursts of 50 signed mentions
   at once, the time to ack measured at the client, through the proxy.
-- **Takeover after a kill**: measured by tests/bench/bench_fleet_takeover.py when it is
-  there (it exposes `async def takeover_section(dsn: str) -> None`, called below with the
-  same PostgreSQL); this module does not measure it.
+- **Takeover after a kill**: tests/bench/bench_fleet_takeover.py's figures (a replica
+  holding investigations SIGKILLed, the time until the survivor claims their leases and
+  goes on), on its own PostgreSQL.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib
 import itertools
 import os
 import statistics
@@ -45,15 +44,13 @@ from aiohttp import web
 
 from bot.evaluation import EvalResult, evaluate_one
 from bot.wiring import build_model
+from tests.bench.bench_fleet_takeover import print_figures, takeover_figures
 from tests.bench.bench_slack import REPORT, SlackThread, _burst, percentile
 from tests.bot.harness import BotProcess, bot_process, ended
 from tests.fakes.slack_api import SlackSender
 from tests.services.postgres import PostgresServer
 from tools.cache import CacheStats, ToolCache
 from tools.scenarios import bundled_ids
-
-TAKEOVER_MODULE = "tests.bench.bench_fleet_takeover"
-
 
 # --- the shared tool cache --------------------------------------------------------------
 
@@ -303,16 +300,9 @@ async def acks_section(server: PostgresServer, mentions: int, channels: int, rou
               f"{run.all_diagnosed_s:>11.1f} s")
 
 
-async def takeover_section(dsn: str) -> None:
-    """The place of the takeover figures: bench_fleet_takeover.py's, when it exists."""
-    try:
-        module = importlib.import_module(TAKEOVER_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != TAKEOVER_MODULE:
-            raise
-        print(f"takeover after a kill: not measured here ({TAKEOVER_MODULE} is not there yet)")
-        return
-    await module.takeover_section(dsn)
+async def takeover_section() -> None:
+    """Takeover after a SIGKILL, as bench_fleet_takeover.py measures it."""
+    print_figures(await takeover_figures())
 
 
 async def main(argv: list[str] | None = None) -> int:
@@ -331,13 +321,11 @@ async def main(argv: list[str] | None = None) -> int:
     sections = set(args.only or ("cache", "acks", "takeover"))
     if "cache" in sections:
         await cache_section(args.jobs)
-    if sections & {"acks", "takeover"}:
+    if "acks" in sections:
         async with postgres() as server:
-            if "acks" in sections:
-                await acks_section(server, args.mentions, args.channels, args.rounds,
-                                   args.compare)
-            if "takeover" in sections:
-                await takeover_section(new_database(server))
+            await acks_section(server, args.mentions, args.channels, args.rounds, args.compare)
+    if "takeover" in sections:
+        await takeover_section()
     return 0
 
 
