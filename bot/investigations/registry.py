@@ -101,6 +101,10 @@ class Investigations:
     def get(self, investigation_id: str) -> Investigation | None:
         return self._active.get(investigation_id)
 
+    def running_ids(self) -> list[str]:
+        """The ids of the investigations running on this replica (the inbox claims theirs)."""
+        return list(self._active)
+
     def start(
         self,
         *,

@@ -11,6 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import render
 from bot.feedback import Feedback, InvestigationRecord
+from bot.listeners.forward import forward, running_elsewhere
 from bot.services import Services
 from engines.reflexion import rejection_note
 from engines.steering.corrections import is_correction
@@ -74,6 +75,9 @@ async def on_message(
     feedback on an ended one, or (when `may_start`) start a new investigation."""
     investigations = services.investigations
     running = investigations.active(channel, thread_ts)
+    if running is None and thread_ts and await _forwarded(services, channel, user, text, ts,
+                                                          thread_ts):
+        return
     if running is None and thread_ts and await _kept_as_feedback(
         services, channel, user, text, ts, thread_ts, mentioned=mentioned
     ):
@@ -98,6 +102,23 @@ async def on_message(
         # queued within the limits (bot/investigations/admission.py).
         await investigations.admission.mention(channel=channel, thread_ts=thread_ts or ts,
                                                text=text, user=user, ts=ts)
+
+
+async def _forwarded(services: Services, channel: str, user: str, text: str, ts: str,
+                     thread_ts: str) -> bool:
+    """A reply in the thread of an investigation another replica runs: left for its owner,
+    once access is checked here. False when no other replica runs it (it ended meanwhile)."""
+    record = await running_elsewhere(services, channel, thread_ts)
+    if record is None:
+        return False
+    if not text or not await allowed(services, channel, user, thread_ts):
+        return True
+    here = services.investigations.active(channel, thread_ts)
+    if here is not None:  # taken over by this replica meanwhile
+        services.investigations.steer(here, text, user, ts)
+        return True
+    return await forward(services, record, "reply", {
+        "channel": channel, "thread_ts": thread_ts, "user": user, "text": text, "reply": ts})
 
 
 async def _kept_as_feedback(

@@ -1,0 +1,118 @@
+"""The inbox: events Slack delivered to one replica for an investigation another one runs.
+
+Sending is an INSERT and, on PostgreSQL, a `pg_notify` in the same transaction, so the
+notification goes out exactly when the row is visible (NOTIFY is delivered at commit).
+Claiming is `UPDATE ... SET delivered_at WHERE delivered_at IS NULL RETURNING`: of two
+claimers one gets each row back (PostgreSQL re-checks the WHERE after the other's commit;
+SQLite has one writer), so an event is applied once. The notification carries only the
+row's id: the row is the truth, and a missed notification costs a poll, never an event.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, cast
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.inbox_items import INBOX_KINDS, InboxItem, InboxKind
+from bot.store._base import StoreBase, guarded, now, require_investigation
+from bot.store.errors import StoreError
+from bot.store.schema import inbox
+
+log = logging.getLogger(__name__)
+
+NOTIFY_CHANNEL = "triage_inbox"
+
+
+class PostgresListening:
+    """One dedicated connection held out of the pool with LISTEN on the inbox's channel."""
+
+    def __init__(self, connection: AsyncConnection, driver: Any,
+                 callback: Callable[..., None]) -> None:
+        self._connection = connection
+        self._driver = driver  # asyncpg.Connection
+        self._callback = callback
+
+    @property
+    def alive(self) -> bool:
+        return not self._driver.is_closed()
+
+    async def close(self) -> None:
+        try:
+            if self.alive:
+                await self._driver.remove_listener(NOTIFY_CHANNEL, self._callback)
+        except Exception:  # a broken connection: it is discarded below all the same
+            log.info("could not UNLISTEN the inbox channel", exc_info=True)
+        # Never back into the pool: the next user would not expect a LISTEN on it.
+        await self._connection.invalidate()
+        await self._connection.close()
+
+
+class InboxMixin(StoreBase):
+    """The store's half of bot/investigations/inbox.py."""
+
+    @guarded
+    async def send_to_owner(self, investigation_id: str, kind: InboxKind,
+                            payload: Mapping[str, Any]) -> int:
+        if kind not in INBOX_KINDS:
+            raise StoreError(f"unknown inbox kind {kind!r}: one of {', '.join(INBOX_KINDS)}")
+        insert = (inbox.insert()
+                  .values(investigation_id=investigation_id, kind=kind, payload=dict(payload),
+                          created_at=now())
+                  .returning(inbox.c.id))
+        async with self._write() as conn:
+            await require_investigation(conn, investigation_id)
+            item_id = int((await conn.execute(insert)).scalar_one())
+            if self.dialect == "postgresql":
+                await conn.execute(sa.select(sa.func.pg_notify(NOTIFY_CHANNEL, str(item_id))))
+        return item_id
+
+    @guarded
+    async def claim_inbox(self, investigation_ids: Collection[str]) -> list[InboxItem]:
+        if not investigation_ids:
+            return []
+        claim = (inbox.update()
+                 .where(inbox.c.delivered_at.is_(None)
+                        & inbox.c.investigation_id.in_(sorted(investigation_ids)))
+                 .values(delivered_at=now())
+                 .returning(inbox.c.id, inbox.c.investigation_id, inbox.c.kind,
+                            inbox.c.payload, inbox.c.created_at))
+        async with self._write() as conn:
+            rows = (await conn.execute(claim)).mappings().all()
+        items = [InboxItem(int(row["id"]), row["investigation_id"], cast(InboxKind, row["kind"]),
+                           row["payload"], row["created_at"]) for row in rows]
+        return sorted(items, key=lambda item: item.id)  # RETURNING promises no order
+
+    @guarded
+    async def undelivered(self, investigation_id: str) -> int:
+        """How many events wait for the investigation's owner (for tests and `doctor`)."""
+        query = (sa.select(sa.func.count())
+                 .where((inbox.c.investigation_id == investigation_id)
+                        & inbox.c.delivered_at.is_(None)))
+        async with self._db.connect() as conn:
+            return int((await conn.execute(query)).scalar_one())
+
+    @guarded
+    async def listen_inbox(self, wake: Callable[[], None]) -> PostgresListening | None:
+        """LISTEN on a dedicated connection of asyncpg's own (SQLAlchemy has no API for
+        notifications); None on SQLite, where polling is the only way."""
+        if self.dialect != "postgresql":
+            return None
+        connection = await self._db.connect()
+        try:
+            raw = await connection.get_raw_connection()
+            driver = raw.driver_connection
+            assert driver is not None
+
+            def notified(_connection: object, _pid: int, _channel: str, _payload: str) -> None:
+                wake()
+
+            await driver.add_listener(NOTIFY_CHANNEL, notified)
+        except BaseException:
+            await connection.invalidate()
+            await connection.close()
+            raise
+        return PostgresListening(connection, driver, notified)
