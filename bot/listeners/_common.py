@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import render
 from bot.feedback import Feedback, InvestigationRecord
-from bot.listeners.forward import forward, running_elsewhere
+from bot.listeners.forward import forward, in_arrival_order, running_elsewhere
 from bot.services import Services
 from engines.reflexion import rejection_note
 from engines.steering.corrections import is_correction
@@ -107,18 +107,21 @@ async def on_message(
 async def _forwarded(services: Services, channel: str, user: str, text: str, ts: str,
                      thread_ts: str) -> bool:
     """A reply in the thread of an investigation another replica runs: left for its owner,
-    once access is checked here. False when no other replica runs it (it ended meanwhile)."""
-    record = await running_elsewhere(services, channel, thread_ts)
-    if record is None:
-        return False
-    if not text or not await allowed(services, channel, user, thread_ts):
-        return True
-    here = services.investigations.active(channel, thread_ts)
-    if here is not None:  # taken over by this replica meanwhile
-        services.investigations.steer(here, text, user, ts)
-        return True
-    return await forward(services, record, "reply", {
-        "channel": channel, "thread_ts": thread_ts, "user": user, "text": text, "reply": ts})
+    once access is checked here, in the order the replies arrived. False when no other
+    replica runs it (it ended meanwhile)."""
+    async with in_arrival_order(channel, thread_ts):
+        record = await running_elsewhere(services, channel, thread_ts)
+        if record is None:
+            return False
+        if not text or not await allowed(services, channel, user, thread_ts):
+            return True
+        here = services.investigations.active(channel, thread_ts)
+        if here is not None:  # taken over by this replica meanwhile
+            services.investigations.steer(here, text, user, ts)
+            return True
+        return await forward(services, record, "reply", {
+            "channel": channel, "thread_ts": thread_ts, "user": user, "text": text,
+            "reply": ts})
 
 
 async def _kept_as_feedback(

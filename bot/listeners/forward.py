@@ -9,8 +9,10 @@ row is written before Slack's event is done with.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from bot.feedback import InvestigationRecord
@@ -19,6 +21,28 @@ from bot.investigations.inbox import runs_elsewhere
 from bot.services import Services
 
 log = logging.getLogger(__name__)
+
+# Per thread: the lock its forwarded replies take in the order they arrived, and how many
+# hold or wait for it (the entry goes when none does).
+_arrival: dict[tuple[str, str], tuple[asyncio.Lock, list[int]]] = {}
+
+
+@contextlib.asynccontextmanager
+async def in_arrival_order(channel: str, thread_ts: str) -> AsyncIterator[None]:
+    """Hold the thread's turn: entered before the first await of a listener, it keeps the
+    order Slack delivered a thread's replies in while their store lookups and writes
+    await (a lone replica applies a reply within the tick it arrives; a forwarded one
+    awaits the store, and the owner applies them in the order they were written)."""
+    key = (channel, thread_ts)
+    lock, users = _arrival.setdefault(key, (asyncio.Lock(), [0]))
+    users[0] += 1
+    try:
+        async with lock:  # FIFO; taken at once, without a suspension, when free
+            yield
+    finally:
+        users[0] -= 1
+        if not users[0]:
+            _arrival.pop(key, None)
 
 
 async def forward(services: Services, investigation: str | InvestigationRecord | None,

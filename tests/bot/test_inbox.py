@@ -1,0 +1,222 @@
+"""Events reach the owner: two bots share one store (SQLite, and a real PostgreSQL), Slack
+delivers to the one that does not run the investigation, and the one that does obeys, in
+order and once. On PostgreSQL a NOTIFY wakes the owner; when it is missed (its LISTEN
+connection killed), the poll still delivers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import aiohttp
+import pytest
+import pytest_asyncio
+import sqlalchemy as sa
+
+from bot import render
+from bot.investigations.run import RunRequest
+from bot.store import Store
+from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled
+from engines.incident import Incident
+from engines.react import SUBMIT_TOOL, EngineConfig, InvestigationResult, ReactEngine
+from engines.scripted_model import ScriptedModel, call, reply
+from tests.bot.harness import InProcessBot, button, ended, posted_with, state_of
+from tests.bot.models import DIAGNOSIS
+from tests.bot.test_admission import StoreBot
+from tests.bot.test_memory import any_db_url, postgres_server
+from tests.bot.test_steering import restart_workload
+from tests.fakes.slack_api import FakeSlack, SlackSender
+from tools.context import ToolContext
+from tools.sources.base import Sources
+from tools.toolset import Toolset
+
+__all__ = ["any_db_url", "postgres_server"]  # fixtures: pytest finds them by name here
+
+REPORT = "checkout in prod keeps restarting, customers get 502s on payment"
+
+
+@pytest_asyncio.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as client:
+        yield client
+
+
+@pytest_asyncio.fixture
+async def replicas(any_db_url: str) -> AsyncIterator[tuple[Store, Store]]:
+    """Two connections to one migrated store: one per replica."""
+    first = await Store.open(any_db_url)
+    await first.migrate()
+    second = await Store.open(any_db_url)
+    yield first, second
+    await first.close()
+    await second.close()
+
+
+async def _events(store: Store, channel: str, ts: str) -> list[Event]:
+    record = await store.find_by_thread(channel, ts)
+    assert record is not None
+    return list(await store.events(record.id))
+
+
+async def _undelivered(store: Store, channel: str, ts: str) -> int:
+    record = await store.find_by_thread(channel, ts)
+    assert record is not None
+    return await store.undelivered(record.id)
+
+
+async def test_replies_to_the_other_replica_are_obeyed_in_order_and_once(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+) -> None:
+    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
+            StoreBot(slack, replicas[1]) as other:
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention("CINBOX", "UALICE", f"[gate:inbox] [kube-system] {REPORT}")
+        await slack.wait_for(lambda f: posted_with(f, "CINBOX", ts, "*Step 1*"))
+        await to_other.message("CINBOX", "UBOB", "please stay out of kube-system", thread_ts=ts)
+        await to_other.message("CINBOX", "UCAROL", "ignore the redis warnings", thread_ts=ts)
+        noted = await slack.wait_for(
+            lambda f: (found := posted_with(f, "CINBOX", ts, "Noted")) and len(found) == 2
+            and found)
+        assert "staying out of namespace kube-system" in noted[0].all_text
+        assert "redis" in noted[1].all_text, "applied in the order they were sent"
+        owner.gates.open("inbox")
+        assert state_of(await ended(slack, "CINBOX", ts)) == "done"
+        await asyncio.sleep(0.3)  # a second delivery would have posted a third "Noted"
+        assert len(posted_with(slack, "CINBOX", ts, "Noted")) == 2
+        assert other.gates.get("inbox").is_set() is False, "the other replica ran nothing"
+        events = await _events(replicas[0], "CINBOX", ts)
+        assert await _undelivered(replicas[0], "CINBOX", ts) == 0
+    applied = [e for e in events if isinstance(e, ConstraintApplied)]
+    assert [(c.author, c.constraint) for c in applied] == [("UBOB", "exclude_namespace"),
+                                                      ("UCAROL", "rule")]
+    after = events[events.index(applied[0]):]
+    calls = {e.call_id: e for e in after if isinstance(e, ToolCalled)}
+    kube = [o for o in after if isinstance(o, ObservationReceived)
+            and calls[o.call_id].arguments.get("namespace") == "kube-system"]
+    assert kube and all(o.status == "error" and "excluded" in o.text for o in kube), \
+        "the owner's engine obeyed the constraint the other replica received"
+
+
+async def test_a_stop_click_on_the_other_replica_stops_the_run(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+) -> None:
+    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
+            StoreBot(slack, replicas[1]) as other:
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention("CSTOPX", "UALICE", f"[gate:stopx] {REPORT}")
+        status = await slack.wait_for(
+            lambda f: next((m for m in f.thread("CSTOPX", ts)
+                            if render.STOP_ACTION in m.all_text), None))
+        await slack.wait_for(lambda f: posted_with(f, "CSTOPX", ts, "*Step 1*"))
+        await to_other.click("CSTOPX", "UBOB", status, render.STOP_ACTION,
+                             button(status, render.STOP_ACTION))
+        # The owner confirms the stop in the thread; its model call in flight then ends.
+        await slack.wait_for(lambda f: posted_with(f, "CSTOPX", ts, "Noted: stop"))
+        owner.gates.open("stopx")
+        assert state_of(await ended(slack, "CSTOPX", ts)) == "stopped"
+        assert not slack.calls_of("chat.postEphemeral"), "nobody was told it had ended"
+
+
+class _ApprovalBot(InProcessBot):
+    """A replica whose engine asks to restart checkout before it answers."""
+
+    def __init__(self, slack: FakeSlack, store: Store) -> None:
+        super().__init__(slack, runner=self.run)
+        self.store = store  # type: ignore[assignment]
+        self.seen: list[Event] = []
+
+    async def run(self, request: RunRequest) -> InvestigationResult:
+        model = ScriptedModel([
+            reply("A restart should clear it.",
+                  call("restart_workload", {"namespace": "shop", "name": "checkout"})),
+            reply("Done.", call(SUBMIT_TOOL, DIAGNOSIS)),
+        ])
+        now = datetime(2026, 11, 30, 10, tzinfo=UTC)
+        toolset = Toolset([restart_workload], ToolContext(now, Sources()),
+                          approver=request.approver)
+
+        async def sink(event: Event) -> None:
+            self.seen.append(event)
+            await request.sink(event)
+
+        return await ReactEngine(EngineConfig(max_steps=4)).run(
+            Incident(request.text, now, request.investigation_id), model, toolset,
+            request.inbox, sink)
+
+
+async def test_an_approval_clicked_on_the_other_replica_lets_the_owners_tool_run(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+) -> None:
+    async with FakeSlack() as slack, _ApprovalBot(slack, replicas[0]) as owner, \
+            _ApprovalBot(slack, replicas[1]) as other:
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention("CAPPX", "UALICE", REPORT)
+        asked = await slack.wait_for(lambda f: posted_with(f, "CAPPX", ts, "Approval needed"))
+        await to_other.click("CAPPX", "UBOB", asked[0], render.APPROVE_ACTION,
+                             button(asked[0], render.APPROVE_ACTION))
+        await ended(slack, "CAPPX", ts)
+        assert "Approved* by <@UBOB>" in asked[0].all_text
+    observed = [e for e in owner.seen if isinstance(e, ObservationReceived)]
+    assert "restarted" in observed[0].text and not other.seen
+
+
+async def test_a_missed_notification_is_made_up_for_by_the_poll(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PostgreSQL only: every LISTEN connection is killed (as a network cut or a restarted
+    database would), so the reply's NOTIFY reaches nobody; the owner's poll delivers it,
+    and the owner listens again."""
+    if replicas[0].dialect != "postgresql":
+        pytest.skip("SQLite has no notifications: every test of it runs on the poll alone")
+    monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "0.5")
+    listeners = sa.text("SELECT pid FROM pg_stat_activity WHERE query ILIKE 'LISTEN%'")
+    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
+            StoreBot(slack, replicas[1]) as other:
+        async with replicas[0]._db.connect() as conn:
+            pids = (await conn.execute(listeners)).scalars().all()
+            assert len(pids) == 2, "each replica listens on a connection of its own"
+            for pid in pids:
+                await conn.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention("CPOLL", "UALICE", f"[gate:poll] [kube-system] {REPORT}")
+        await slack.wait_for(lambda f: posted_with(f, "CPOLL", ts, "*Step 1*"))
+        await to_other.message("CPOLL", "UBOB", "please stay out of kube-system", thread_ts=ts)
+        await slack.wait_for(lambda f: posted_with(f, "CPOLL", ts, "Noted"), 10)
+        owner.gates.open("poll")
+        await ended(slack, "CPOLL", ts)
+        async with replicas[0]._db.connect() as conn:
+            again = (await conn.execute(listeners)).scalars().all()
+        assert len(again) == 2 and not set(again) & set(pids), "both listen again"
+        events = await _events(replicas[0], "CPOLL", ts)
+    assert [e.author for e in events if isinstance(e, ConstraintApplied)] == ["UBOB"]
+
+
+async def test_a_notification_delivers_at_once_without_waiting_for_the_poll(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PostgreSQL only: with a poll of a minute, the reply still arrives within seconds."""
+    if replicas[0].dialect != "postgresql":
+        pytest.skip("SQLite has no notifications")
+    monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "60")
+    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
+            StoreBot(slack, replicas[1]) as other:
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention("CNOTE", "UALICE", f"[gate:note] {REPORT}")
+        await slack.wait_for(lambda f: posted_with(f, "CNOTE", ts, "*Step 1*"))
+        sent = time.monotonic()
+        await to_other.message("CNOTE", "UBOB", "please stay out of kube-system", thread_ts=ts)
+        await slack.wait_for(lambda f: posted_with(f, "CNOTE", ts, "Noted"), 10)
+        took = time.monotonic() - sent
+        owner.gates.open("note")
+        await ended(slack, "CNOTE", ts)
+    assert took < 5, f"delivered in {took:.2f} s"
+    print(f"reply to the other replica noted by the owner in {took * 1000:.0f} ms")
