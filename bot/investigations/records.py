@@ -3,7 +3,8 @@ restart would lose.
 
 The record when the run starts, every event in its log, its thread and status message as soon
 as Slack gives them (a slash command's thread only exists once the bot's first message is
-out), and at the end its outcome, diagnosis and Reflexion's lessons.
+out), and at the end its outcome, diagnosis and Reflexion's reflections (lessons pending a
+human's confirmation).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class Records:
         diagnosis = result.diagnosis if result is not None else None
         await self.store.finish(investigation.id, outcome, diagnosis)
         if result is not None:
-            for reflection in result.reflections:
-                await self.lessons.keep(
-                    reflection, investigation.id, investigation.text, diagnosis
+            for reflection in result.reflections:  # pending until a human confirms
+                await self.lessons.reflected(
+                    investigation.id, investigation.text, reflection, diagnosis
                 )

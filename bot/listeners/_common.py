@@ -14,7 +14,7 @@ from bot.feedback import Feedback, InvestigationRecord
 from bot.listeners.forward import forward, in_arrival_order, running_elsewhere
 from bot.services import Services
 from engines.reflexion import rejection_note
-from engines.steering.corrections import is_correction
+from engines.steering.corrections import is_confirmation, is_correction
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +136,13 @@ async def _kept_as_feedback(
     react(services, channel, ts, "memo")
     if is_correction(text) and record.outcome != "running":
         await correct(services, record, text, user)
+        return True
+    if is_confirmation(text) and record.outcome == "done" and record.diagnosis is not None \
+            and await allowed(services, channel, user, thread_ts):
+        # "right": the same as ✅, Reflexion's reflections on it become lessons.
+        await services.investigations.lessons.confirmed(record.id, record.text,
+                                                        record.diagnosis, user)
+        react(services, channel, ts, "white_check_mark")
         return True
     if mentioned:
         tell(services, channel, user, render.ended_already(), thread_ts)

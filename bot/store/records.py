@@ -93,6 +93,9 @@ class StoredConstraint:
         return Constraint(self.kind, self.text, self.value, self.author)
 
 
+LessonState = Literal["pending", "confirmed"]
+
+
 @dataclass(frozen=True, slots=True)
 class Lesson:
     """Something learnt on one incident that may help on the next, with what it is about."""
@@ -104,6 +107,9 @@ class Lesson:
     symptoms: tuple[str, ...]
     source_investigation: str | None
     created_at: datetime
+    # "pending": Reflexion's own reflection, waiting for a human to confirm its incident's
+    # diagnosis before other incidents retrieve it; "confirmed": retrieved by similar ones.
+    state: LessonState = "confirmed"
 
     @property
     def tags(self) -> tuple[str, ...]:
