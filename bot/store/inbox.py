@@ -11,7 +11,9 @@ row's id: the row is the truth, and a missed notification costs a poll, never an
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Collection, Mapping
+from datetime import timedelta
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -25,6 +27,10 @@ from bot.store.schema import inbox
 log = logging.getLogger(__name__)
 
 NOTIFY_CHANNEL = "triage_inbox"
+# Delivered events are kept a day (what a replica received, for `triage show`-style
+# debugging), then deleted, at most once a minute, by whoever claims.
+KEEP_DELIVERED = timedelta(days=1)
+PURGE_EVERY_SECONDS = 60.0
 
 
 class PostgresListening:
@@ -54,6 +60,8 @@ class PostgresListening:
 class InboxMixin(StoreBase):
     """The store's half of bot/investigations/inbox.py."""
 
+    _inbox_purged_at = 0.0
+
     @guarded
     async def send_to_owner(self, investigation_id: str, kind: InboxKind,
                             payload: Mapping[str, Any]) -> int:
@@ -81,6 +89,10 @@ class InboxMixin(StoreBase):
                  .returning(inbox.c.id, inbox.c.investigation_id, inbox.c.kind,
                             inbox.c.payload, inbox.c.created_at))
         async with self._write() as conn:
+            if time.monotonic() - self._inbox_purged_at > PURGE_EVERY_SECONDS:
+                self._inbox_purged_at = time.monotonic()
+                await conn.execute(inbox.delete().where(
+                    inbox.c.delivered_at < now() - KEEP_DELIVERED))
             rows = (await conn.execute(claim)).mappings().all()
         items = [InboxItem(int(row["id"]), row["investigation_id"], cast(InboxKind, row["kind"]),
                            row["payload"], row["created_at"]) for row in rows]

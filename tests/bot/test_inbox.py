@@ -15,16 +15,27 @@ import pytest
 import pytest_asyncio
 import sqlalchemy as sa
 
-from bot import render
+from bot import render, render_board
+from bot.cli.serve import make_runner
 from bot.investigations.run import RunRequest
+from bot.render_steering import UNDO_ACTION
 from bot.store import Store
-from engines.events import ConstraintApplied, Event, ObservationReceived, ToolCalled
+from bot.wiring import scenario_setting
+from engines.events import (
+    ConstraintApplied,
+    ConstraintWithdrawn,
+    Event,
+    ObservationReceived,
+    ToolCalled,
+)
 from engines.incident import Incident
 from engines.react import SUBMIT_TOOL, EngineConfig, InvestigationResult, ReactEngine
 from engines.scripted_model import ScriptedModel, call, reply
 from tests.bot.harness import InProcessBot, button, ended, posted_with, state_of
 from tests.bot.models import DIAGNOSIS
 from tests.bot.test_admission import StoreBot
+from tests.bot.test_hypothesis_board import CHANNEL as BOARD_CHANNEL
+from tests.bot.test_hypothesis_board import RIVAL, HeldAnalyzer, _row
 from tests.bot.test_memory import any_db_url, postgres_server
 from tests.bot.test_steering import restart_workload
 from tests.fakes.slack_api import FakeSlack, SlackSender
@@ -119,6 +130,65 @@ async def test_a_stop_click_on_the_other_replica_stops_the_run(
         owner.gates.open("stopx")
         assert state_of(await ended(slack, "CSTOPX", ts)) == "stopped"
         assert not slack.calls_of("chat.postEphemeral"), "nobody was told it had ended"
+
+
+async def test_an_edit_and_an_undo_on_the_other_replica_change_the_owners_constraints(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+) -> None:
+    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
+            StoreBot(slack, replicas[1]) as other:
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention("CEDIT", "UALICE", f"[gate:edit] {REPORT}")
+        await slack.wait_for(lambda f: posted_with(f, "CEDIT", ts, "*Step 1*"))
+        _, reply_ts = await to_other.message("CEDIT", "UBOB", "please stay out of kube-system",
+                                             thread_ts=ts)
+        await slack.wait_for(lambda f: posted_with(f, "CEDIT", ts, "Noted"))
+        await to_other.edit("CEDIT", "UBOB", reply_ts, ts, "please stay out of monitoring",
+                            "please stay out of kube-system")
+        updated = await slack.wait_for(lambda f: posted_with(f, "CEDIT", ts, "Updated"))
+        assert "monitoring" in updated[0].all_text
+        await to_other.click("CEDIT", "UBOB", updated[0], UNDO_ACTION,
+                             button(updated[0], UNDO_ACTION))
+        withdrawn = await slack.wait_for(lambda f: posted_with(f, "CEDIT", ts, "Withdrawn"))
+        assert "monitoring" in withdrawn[0].all_text
+        owner.gates.open("edit")
+        await ended(slack, "CEDIT", ts)
+        events = await _events(replicas[0], "CEDIT", ts)
+    # Both changes reached the owner's inbox before its next step: nothing is in force.
+    assert not [e for e in events if isinstance(e, ConstraintApplied | ConstraintWithdrawn)]
+
+
+class _BoardBot(InProcessBot):
+    """A replica running the tot engine with the analyzer, held before its second step."""
+
+    def __init__(self, slack: FakeSlack, store: Store) -> None:
+        self.model = HeldAnalyzer()
+        super().__init__(slack, runner=make_runner(scenario_setting("checkout-oom"),
+                                                   self.model, "tot"))
+        self.store = store  # type: ignore[assignment]
+
+
+async def test_a_rule_out_click_on_the_other_replica_is_looked_up_on_the_owners_board(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+) -> None:
+    async with FakeSlack() as slack, _BoardBot(slack, replicas[0]) as owner, \
+            _BoardBot(slack, replicas[1]) as other:
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention(BOARD_CHANNEL, "UALICE", REPORT)
+        board = (await slack.wait_for(
+            lambda f: posted_with(f, BOARD_CHANNEL, ts, "Hypotheses (step")))[0]
+        action_id, value = _row(board, RIVAL, render_board.RULE_OUT_ACTION)
+        await to_other.click(BOARD_CHANNEL, "UBOB", board, action_id, value)
+        noted = (await slack.wait_for(lambda f: posted_with(f, BOARD_CHANNEL, ts, "Noted")))[0]
+        assert "treating probe_failure:checkout as ruled out" in noted.all_text
+        owner.model.gate.set()
+        await ended(slack, BOARD_CHANNEL, ts)
+        events = await _events(replicas[0], BOARD_CHANNEL, ts)
+    applied = [(e.constraint, e.value, e.author) for e in events
+               if isinstance(e, ConstraintApplied)]
+    assert applied == [("rule_out", "probe_failure:checkout", "UBOB")]
 
 
 class _ApprovalBot(InProcessBot):

@@ -95,3 +95,20 @@ async def test_postgres_notifies_a_listener_at_commit_and_sqlite_has_none(store:
     await store.send_to_owner("loud", "reply", {"text": "later"})
     await asyncio.sleep(0.3)
     assert not woken.is_set()
+
+
+async def test_delivered_events_are_deleted_after_a_day(store: Store) -> None:
+    await _investigation(store, "old")
+    await store.send_to_owner("old", "reply", {"text": "long ago"})
+    await store.send_to_owner("old", "reply", {"text": "just now"})
+    assert len(await store.claim_inbox(["old"])) == 2
+    async with store._db.begin() as conn:
+        await conn.execute(sa.text(
+            "UPDATE inbox SET delivered_at = :at WHERE id = (SELECT MIN(id) FROM inbox)"),
+            {"at": T0.replace(tzinfo=None) if store.dialect == "sqlite" else T0})
+    store._inbox_purged_at = 0.0
+    await store.claim_inbox(["old"])
+    async with store._db.connect() as conn:
+        left = (await conn.execute(sa.text("SELECT payload FROM inbox"))).scalars().all()
+    texts = [p["text"] if isinstance(p, dict) else p for p in left]
+    assert len(texts) == 1 and "just now" in str(texts[0])
