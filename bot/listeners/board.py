@@ -4,7 +4,9 @@ A click is a typed instruction, the same as a reply in the thread ("it's not the
 "dig into checkout"): it goes into the investigation's inbox as a constraint the engine
 obeys from its next step on, and is confirmed in the thread with Undo, like a reply. The
 hypothesis is looked up in the reporter's latest board, so a click on a stale board (the
-hypothesis meanwhile refuted or confirmed) is answered rather than acted on.
+hypothesis meanwhile refuted or confirmed) is answered rather than acted on. Only the replica
+running the investigation has that board: another one leaves the click in the store's inbox
+for it (bot/listeners/forward.py).
 """
 
 from __future__ import annotations
