@@ -42,8 +42,9 @@ class InboxStore(Protocol):
     """A store several replicas share (the SQL store; the memory store is one process)."""
 
     async def send_to_owner(self, investigation_id: str, kind: InboxKind,
-                            payload: Mapping[str, Any]) -> int:
-        """Leave an event for the replica that runs the investigation; its id."""
+                            payload: Mapping[str, Any]) -> int | None:
+        """Leave an event for the replica that runs the investigation: its id, or None
+        when the store says it has ended."""
         ...
 
     async def claim_inbox(self, investigation_ids: Collection[str]) -> list[InboxItem]:

@@ -9,15 +9,19 @@ human's confirmation).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.feedback import InvestigationRecord, Outcome, Store
+from bot.feedback import Feedback, InvestigationRecord, Outcome, Store
+from bot.inbox_items import InboxStore
 from bot.investigations.investigation import Investigation
 from bot.investigations.lessons import Lessons
 from bot.outbox import Outbox
 from engines.events import Event
 from engines.react import InvestigationResult
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +70,20 @@ class Records:
         if investigation.known:
             await self.store.set_status_message(investigation.id, ts)
 
+    async def late_events(self, investigation_id: str) -> None:
+        """Events left for this run by another replica (or by this one, between the run's
+        end and its record) that nobody applied: a reply is feedback now, as it would be
+        after the end; a click or an approval has nothing left to act on."""
+        if not isinstance(self.store, InboxStore):
+            return
+        for item in await self.store.claim_inbox([investigation_id]):
+            user = str(item.payload.get("user", ""))
+            if item.kind == "reply":
+                await self.store.add_feedback(Feedback(
+                    investigation_id, user, "reply", str(item.payload.get("text", ""))))
+            log.info("inbox event %s (%s) for %s arrived after its end", item.id, item.kind,
+                     investigation_id, extra={"investigation_id": investigation_id})
+
     async def ended(
         self, investigation: Investigation, outcome: Outcome, result: InvestigationResult | None
     ) -> None:
@@ -85,3 +103,4 @@ class Records:
                 await self.lessons.reflected(
                     investigation.id, investigation.text, reflection, diagnosis
                 )
+        await self.late_events(investigation.id)

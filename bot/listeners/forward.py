@@ -57,6 +57,8 @@ async def forward(services: Services, investigation: str | InvestigationRecord |
     if record is None or not await runs_elsewhere(services.store, record):
         return False
     item = await store.send_to_owner(record.id, kind, payload)
+    if item is None:  # it ended meanwhile: the caller treats the event as after the end
+        return False
     log.info("%s for %s left for the replica running it (inbox %s)", kind, record.id, item,
              extra={"investigation_id": record.id})
     return True

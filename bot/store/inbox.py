@@ -20,9 +20,9 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.inbox_items import INBOX_KINDS, InboxItem, InboxKind
-from bot.store._base import StoreBase, guarded, now, require_investigation
-from bot.store.errors import StoreError
-from bot.store.schema import inbox
+from bot.store._base import StoreBase, guarded, now
+from bot.store.errors import StoreError, UnknownInvestigationError
+from bot.store.schema import UNFINISHED_STATUSES, inbox, investigations
 
 log = logging.getLogger(__name__)
 
@@ -64,15 +64,26 @@ class InboxMixin(StoreBase):
 
     @guarded
     async def send_to_owner(self, investigation_id: str, kind: InboxKind,
-                            payload: Mapping[str, Any]) -> int:
+                            payload: Mapping[str, Any]) -> int | None:
+        """Leave an event for the owner: its id, or None when the investigation has ended
+        (nobody will claim it any more)."""
         if kind not in INBOX_KINDS:
             raise StoreError(f"unknown inbox kind {kind!r}: one of {', '.join(INBOX_KINDS)}")
         insert = (inbox.insert()
                   .values(investigation_id=investigation_id, kind=kind, payload=dict(payload),
                           created_at=now())
                   .returning(inbox.c.id))
+        # The row lock orders this with the owner's `finish`: either the event is in before
+        # the end is recorded (and the owner's sweep after the end finds it), or the end is
+        # seen here and the caller keeps the event as it would after the end.
+        status = (sa.select(investigations.c.status)
+                  .where(investigations.c.id == investigation_id).with_for_update())
         async with self._write() as conn:
-            await require_investigation(conn, investigation_id)
+            found = (await conn.execute(status)).scalar_one_or_none()
+            if found is None:
+                raise UnknownInvestigationError(investigation_id)
+            if found not in UNFINISHED_STATUSES:
+                return None
             item_id = int((await conn.execute(insert)).scalar_one())
             if self.dialect == "postgresql":
                 await conn.execute(sa.select(sa.func.pg_notify(NOTIFY_CHANNEL, str(item_id))))

@@ -290,3 +290,47 @@ async def test_a_notification_delivers_at_once_without_waiting_for_the_poll(
         await ended(slack, "CNOTE", ts)
     assert took < 5, f"delivered in {took:.2f} s"
     print(f"reply to the other replica noted by the owner in {took * 1000:.0f} ms")
+
+
+async def test_a_reply_the_owner_had_not_claimed_by_the_end_is_kept_as_feedback(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SQLite only (no notifications): with a poll of a minute the owner has not claimed
+    the reply when its run ends; the end sweeps it into the feedback, and a reply after the
+    recorded end is feedback at once, with nothing left in the inbox."""
+    if replicas[0].dialect != "sqlite":
+        pytest.skip("PostgreSQL's NOTIFY would deliver the reply before the end")
+    monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "60")
+    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
+            StoreBot(slack, replicas[1]) as other:
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention("CLATE", "UALICE", f"[gate:late] {REPORT}")
+        await slack.wait_for(lambda f: posted_with(f, "CLATE", ts, "*Step 1*"))
+        await to_other.message("CLATE", "UBOB", "please stay out of kube-system", thread_ts=ts)
+        record = await replicas[0].find_by_thread("CLATE", ts)
+        assert record is not None
+
+        async def waiting() -> int:
+            return await replicas[0].undelivered(record.id)
+
+        for _ in range(200):
+            if await waiting():
+                break
+            await asyncio.sleep(0.02)
+        assert await waiting() == 1, "left in the inbox, not yet claimed"
+        owner.gates.open("late")
+        await ended(slack, "CLATE", ts)
+        for _ in range(200):
+            if len(await replicas[0].feedback(record.id)) == 1:
+                break
+            await asyncio.sleep(0.02)
+        await to_other.message("CLATE", "UCAROL", "thanks, all good now", thread_ts=ts)
+        await slack.wait_for(lambda f: len(f.calls_of("reactions.add", "CLATE")) == 1)
+        feedback = await replicas[0].feedback(record.id)
+        assert not posted_with(slack, "CLATE", ts, "Noted"), "the run never saw the reply"
+        assert await waiting() == 0
+    assert [(f.kind, f.user, f.text) for f in feedback] == [
+        ("reply", "UBOB", "please stay out of kube-system"),
+        ("reply", "UCAROL", "thanks, all good now")]

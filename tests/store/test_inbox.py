@@ -112,3 +112,10 @@ async def test_delivered_events_are_deleted_after_a_day(store: Store) -> None:
         left = (await conn.execute(sa.text("SELECT payload FROM inbox"))).scalars().all()
     texts = [p["text"] if isinstance(p, dict) else p for p in left]
     assert len(texts) == 1 and "just now" in str(texts[0])
+
+
+async def test_an_ended_investigation_takes_no_more_events(store: Store) -> None:
+    await _investigation(store, "over")
+    await store.finish("over", "done", None)
+    assert await store.send_to_owner("over", "reply", {"text": "too late"}) is None
+    assert await store.undelivered("over") == 0
