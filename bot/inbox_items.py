@@ -8,7 +8,7 @@ does run it claims it and applies it with the same calls a listener makes there
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -58,6 +58,4 @@ class InboxStore(Protocol):
         ...
 
 
-Wake = Callable[[], None]
 Tell = Callable[[str, str, str, str | None], None]  # channel, user, text, thread
-Ask = Callable[[], Awaitable[bool]]
