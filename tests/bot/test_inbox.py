@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 
 import aiohttp
@@ -235,6 +235,21 @@ async def test_an_approval_clicked_on_the_other_replica_lets_the_owners_tool_run
     assert "restarted" in observed[0].text and not other.seen
 
 
+async def _listening(store: Store, count: int, besides: Sequence[int] = ()) -> list[int]:
+    """The backends LISTENing on this database (other than `besides`), once there are
+    `count` of them: a replica starts listening just after it starts serving."""
+    query = sa.text("SELECT pid FROM pg_stat_activity WHERE query ILIKE 'LISTEN%' "
+                    "AND datname = current_database()")
+    pids: list[int] = []
+    for _ in range(250):
+        async with store._db.connect() as conn:
+            pids = [p for p in (await conn.execute(query)).scalars().all() if p not in besides]
+        if len(pids) >= count:
+            return pids
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{len(pids)} replicas listen, not {count}")
+
+
 async def test_a_missed_notification_is_made_up_for_by_the_poll(
     replicas: tuple[Store, Store], session: aiohttp.ClientSession,
     monkeypatch: pytest.MonkeyPatch,
@@ -245,12 +260,10 @@ async def test_a_missed_notification_is_made_up_for_by_the_poll(
     if replicas[0].dialect != "postgresql":
         pytest.skip("SQLite has no notifications: every test of it runs on the poll alone")
     monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "0.5")
-    listeners = sa.text("SELECT pid FROM pg_stat_activity WHERE query ILIKE 'LISTEN%'")
     async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
             StoreBot(slack, replicas[1]) as other:
+        pids = await _listening(replicas[0], 2)
         async with replicas[0]._db.connect() as conn:
-            pids = (await conn.execute(listeners)).scalars().all()
-            assert len(pids) == 2, "each replica listens on a connection of its own"
             for pid in pids:
                 await conn.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
         to_owner = SlackSender(f"{owner.url}/slack/events", session)
@@ -261,9 +274,8 @@ async def test_a_missed_notification_is_made_up_for_by_the_poll(
         await slack.wait_for(lambda f: posted_with(f, "CPOLL", ts, "Noted"), 10)
         owner.gates.open("poll")
         await ended(slack, "CPOLL", ts)
-        async with replicas[0]._db.connect() as conn:
-            again = (await conn.execute(listeners)).scalars().all()
-        assert len(again) == 2 and not set(again) & set(pids), "both listen again"
+        again = await _listening(replicas[0], 2, besides=pids)
+        assert len(again) == 2, "both listen again"
         events = await _events(replicas[0], "CPOLL", ts)
     assert [e.author for e in events if isinstance(e, ConstraintApplied)] == ["UBOB"]
 
@@ -280,6 +292,7 @@ async def test_a_notification_delivers_at_once_without_waiting_for_the_poll(
             StoreBot(slack, replicas[1]) as other:
         to_owner = SlackSender(f"{owner.url}/slack/events", session)
         to_other = SlackSender(f"{other.url}/slack/events", session)
+        await _listening(replicas[0], 2)
         _, ts = await to_owner.mention("CNOTE", "UALICE", f"[gate:note] {REPORT}")
         await slack.wait_for(lambda f: posted_with(f, "CNOTE", ts, "*Step 1*"))
         sent = time.monotonic()
