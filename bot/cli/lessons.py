@@ -23,7 +23,8 @@ def register(subparsers: Any) -> None:
         "lessons",
         help="list, show or delete the lessons learnt from past incidents",
         description="Lessons are what Reflexion learnt from past incidents (its reflections "
-        "and human corrections); new investigations retrieve the most relevant ones.",
+        "and human corrections); new investigations retrieve the most relevant confirmed "
+        "ones. A reflection stays pending until a human confirms its diagnosis.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
