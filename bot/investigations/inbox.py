@@ -124,6 +124,13 @@ class Delivery:
             log.info("inbox event %s for %s came after its end", item.id, item.investigation_id)
             self._tell(payload, "That investigation has already ended.")
             return
+        if item.kind in ("reply", "board") and str(payload.get("reply", "")) in \
+                investigation.replies:
+            # The same Slack message or click reached this replica too (a retry, two
+            # Socket Mode connections) and is in force already.
+            log.info("inbox event %s repeats reply %s: already applied", item.id,
+                     payload.get("reply"), extra={"investigation_id": item.investigation_id})
+            return
         log.info("inbox event %s (%s) for %s from another replica", item.id, item.kind,
                  item.investigation_id, extra={"investigation_id": item.investigation_id})
         match item.kind:

@@ -111,6 +111,42 @@ async def test_replies_to_the_other_replica_are_obeyed_in_order_and_once(
         "the owner's engine obeyed the constraint the other replica received"
 
 
+async def test_a_reply_delivered_to_both_replicas_is_applied_once(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+) -> None:
+    """Slack's retry (or a second Socket Mode connection) brings the same reply to the owner
+    and to the other replica: the copy that comes through the inbox is not applied again."""
+    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
+            StoreBot(slack, replicas[1]) as other:
+        to_owner = SlackSender(f"{owner.url}/slack/events", session)
+        to_other = SlackSender(f"{other.url}/slack/events", session)
+        _, ts = await to_owner.mention("CTWICE", "UALICE", f"[gate:twice] {REPORT}")
+        await slack.wait_for(lambda f: posted_with(f, "CTWICE", ts, "*Step 1*"))
+        reply_ts = SlackSender.new_ts()
+        event = {"type": "message", "user": "UBOB", "channel": "CTWICE", "ts": reply_ts,
+                 "text": "please stay out of kube-system", "event_ts": reply_ts,
+                 "channel_type": "channel", "thread_ts": ts}
+        await to_owner.event(event, event_id="EvTWICE1")
+        await slack.wait_for(lambda f: posted_with(f, "CTWICE", ts, "Noted"))
+        await to_other.event(event, event_id="EvTWICE2")
+        record = await replicas[0].find_by_thread("CTWICE", ts)
+        assert record is not None
+        for _ in range(250):  # left in the inbox, then claimed by the owner
+            async with replicas[0]._db.connect() as conn:
+                rows = (await conn.execute(sa.text(
+                    "SELECT delivered_at FROM inbox WHERE investigation_id = :i"),
+                    {"i": record.id})).scalars().all()
+            if rows and all(rows):
+                break
+            await asyncio.sleep(0.02)
+        assert len(rows) == 1 and rows[0] is not None, "forwarded and claimed"
+        owner.gates.open("twice")
+        await ended(slack, "CTWICE", ts)
+        events = await _events(replicas[0], "CTWICE", ts)
+    assert len(posted_with(slack, "CTWICE", ts, "Noted")) == 1
+    assert len([e for e in events if isinstance(e, ConstraintApplied)]) == 1
+
+
 async def test_a_stop_click_on_the_other_replica_stops_the_run(
     replicas: tuple[Store, Store], session: aiohttp.ClientSession,
 ) -> None:
