@@ -148,13 +148,17 @@ class Store(Protocol):
 
 class LessonLike(Protocol):
     @property
+    def id(self) -> int: ...
+
+    @property
     def text(self) -> str: ...
 
 
 @runtime_checkable
 class LessonStore(Protocol):
     """A store that also keeps lessons across incidents (the SQL store does; the memory
-    store does not, and the bot then simply runs without lessons)."""
+    store does not, and the bot then simply runs without lessons). Reflexion's reflections
+    wait "pending" with their incident until a human confirms its diagnosis."""
 
     async def add_lesson(
         self,
@@ -164,9 +168,18 @@ class LessonStore(Protocol):
         namespaces: Iterable[str] = (),
         symptoms: Iterable[str] = (),
         source_investigation: str | None = None,
-    ) -> object: ...
+        state: Literal["pending", "confirmed"] = "confirmed",
+    ) -> object:
+        """Keep a lesson: "pending" ones (Reflexion's reflections) are not searched."""
+        ...
 
-    async def search_lessons(self, query_text: str, limit: int = 5) -> Sequence[LessonLike]: ...
+    async def search_lessons(self, query_text: str, limit: int = 5) -> Sequence[LessonLike]:
+        """The confirmed lessons most relevant to a text, best first."""
+        ...
+
+    async def confirm_lessons(self, investigation_id: str) -> int:
+        """A human confirmed the investigation's diagnosis: its pending lessons count now."""
+        ...
 
 
 class MemoryStore:

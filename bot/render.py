@@ -324,12 +324,15 @@ def ended_message(reason: str, detail: str) -> Message:
     )
 
 
-def lessons_message(lessons: Sequence[str]) -> Message:
-    """Lessons from past incidents that the engine brings to this one."""
+def lessons_message(lessons: Sequence[str], ids: Sequence[int | None] = ()) -> Message:
+    """Lessons from past incidents that the engine brings to this one, by their store ids
+    when known (`triage lessons show ID`): all confirmed by a human."""
     lines = "\n".join(f"• {clip(clean(lesson), 300)}" for lesson in lessons[:8])
+    which = ", ".join(f"#{i}" for i in ids if i is not None)
+    named = f" ({which}, confirmed by humans; `triage lessons show ID`)" if which else ""
     return Message(
-        f"Using {len(lessons)} lessons from past incidents",
-        [context(clip(f":books: *Lessons from past incidents I am applying*\n{lines}",
+        f"Using {len(lessons)} lessons from past incidents{named}",
+        [context(clip(f":books: *Lessons from past incidents I am applying*{named}\n{lines}",
                        MAX_SECTION))],
     )
 

@@ -91,6 +91,7 @@ class ThreadReporter:
         self.ended = False
         self.diagnosis: Diagnosis | None = None
         self.hypotheses: tuple[Hypothesis, ...] = ()
+        self.lesson_ids: dict[str, int] = {}  # the store's id of each lesson given to the run
         self.stopped_by = ""
         self.stop_reason = ""  # why the bot itself stopped the run (shutting down)
         self._clock = clock
@@ -222,7 +223,8 @@ class ThreadReporter:
                     self._draft_for(event.step).notes.append(event.message)
             case LessonsRetrieved():
                 if event.lessons:
-                    self.outbox.put(Post(self.thread, render.lessons_message(event.lessons)))
+                    self.outbox.put(Post(self.thread, render.lessons_message(
+                        event.lessons, [self.lesson_ids.get(text) for text in event.lessons])))
             case ReflectionRecorded():
                 self._flush()
                 if event.retrying:

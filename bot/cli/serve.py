@@ -36,12 +36,14 @@ from bot.cli.investigate import add_check_option, add_live_options, live_setting
 from bot.dedupe import EventDeduper
 from bot.feedback import MemoryStore, Store
 from bot.investigations.admission import AdmissionLimits
+from bot.investigations.inbox import Delivery, poll_from_env
 from bot.investigations.leases import lease_seconds_from_env
 from bot.investigations.registry import Investigations
 from bot.investigations.resume import resume_unfinished
 from bot.investigations.run import Runner, RunRequest
 from bot.investigations.steering import ReplyReader, reader_for
 from bot.investigations.takeover import start_ownership
+from bot.listeners._common import tell
 from bot.logging_setup import configure as configure_logging
 from bot.monitor import Prices
 from bot.outbox import Outbox
@@ -297,7 +299,7 @@ async def serve(
     surfaces = await streaming_policy(streaming or mode_from_env(os.environ), store, background)
     outbox = Outbox(client, telemetry, surfaces)
     try:
-        limits = AdmissionLimits.from_env(os.environ)
+        limits, poll = AdmissionLimits.from_env(os.environ), poll_from_env(os.environ)
         lease_seconds = lease_seconds_from_env(os.environ)
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
@@ -314,6 +316,9 @@ async def serve(
         EventDeduper(),
     )
     app = build_app(services, settings)
+    delivery = Delivery(investigations, store, poll)  # events other replicas received
+    delivery.tell = lambda channel, user, text, thread: tell(services, channel, user, text,
+                                                             thread)
     identity: dict[str, Any] = {}
     socket: AsyncSocketModeHandler | None = None
 
@@ -346,6 +351,7 @@ async def serve(
         await resume_unfinished(store, investigations)
         start_ownership(store, investigations, background)  # leases; takeover on PostgreSQL
         background.spawn(investigations.admission.run(), name="admission")
+        background.spawn(delivery.run(), name="inbox")
         settle_heap()
         who = f"@{identity.get('user', 'bot')} in {identity.get('team', 'the workspace')}"
         if settings.socket_mode:
@@ -376,6 +382,7 @@ async def serve(
             await socket.close_async()
         await server.settle(min(1.0, left()))  # acked events reach the listeners first
         await investigations.shutdown(left(0.0))
+        delivery.wake()  # its loop sees the shutdown and ends
         try:
             await asyncio.wait_for(background.join(), timeout=left())
         except TimeoutError:

@@ -7,7 +7,10 @@
 - resume.py: after a restart, the interrupted investigations carry on from their logs.
 - steering.py: humans' replies in a running thread become constraints.
 - approvals.py: a tool that changes something waits for a human's Approve or Deny.
-- lessons.py: Reflexion's reflections and humans' corrections, kept and retrieved.
+- lessons.py: Reflexion's reflections (pending until a human confirms the diagnosis) and
+  humans' corrections, kept and retrieved.
+- inbox.py: events other replicas received for the runs here, claimed and applied.
+- board_clicks.py: a click on the hypothesis board as the constraint it asks for.
 - shutdown.py: the running investigations end with a summary within the grace period.
 - investigation.py: the in-memory state of one running investigation.
 """

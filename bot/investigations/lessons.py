@@ -1,6 +1,11 @@
 """What investigations learn: Reflexion's reflections and humans' corrections, kept as lessons
 in the store and handed to new investigations of similar incidents.
 
+A human's word is a lesson at once (a correction, a confirmed diagnosis). Reflexion's own
+reflections are not: the engine judging itself can be wrong in ways nobody has checked, so
+they stay "pending" with their incident until a human confirms its diagnosis (✅, 👍, or a
+reply such as "right"); only then do other incidents retrieve them.
+
 Lessons help, they never block: a store that keeps none, or fails to search or write them,
 costs the run its lessons and nothing else.
 """
@@ -10,8 +15,9 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from typing import Literal
 
-from bot.feedback import LessonStore, Store
+from bot.feedback import LessonLike, LessonStore, Store
 from engines.diagnosis import Diagnosis
 
 log = logging.getLogger(__name__)
@@ -41,9 +47,9 @@ class Lessons:
 
     store: Store
 
-    async def relevant(self, text: str) -> tuple[str, ...]:
-        """The lessons of past incidents most relevant to this one (none without a store
-        that keeps lessons, or when the search fails)."""
+    async def relevant(self, text: str) -> tuple[LessonLike, ...]:
+        """The confirmed lessons of past incidents most relevant to this one (none without a
+        store that keeps lessons, or when the search fails)."""
         if not isinstance(self.store, LessonStore):
             return ()
         try:
@@ -53,7 +59,13 @@ class Lessons:
         except Exception:
             log.exception("could not search lessons")
             return ()
-        return tuple(lesson.text for lesson in found)
+        return tuple(found)
+
+    async def reflected(self, investigation_id: str, incident: str, reflection: str,
+                        diagnosis: Diagnosis | None) -> None:
+        """Reflexion's reflection on this incident: kept with it, pending a human's
+        confirmation of the diagnosis."""
+        await self.keep(reflection, investigation_id, incident, diagnosis, state="pending")
 
     async def learn_correction(
         self, investigation_id: str, incident: str, correction: str,
@@ -72,14 +84,24 @@ class Lessons:
 
     async def confirmed(self, investigation_id: str, incident: str, diagnosis: Diagnosis,
                         user: str) -> None:
-        """A human confirmed the diagnosis (Correct, 👍): the answer is a lesson for similar
-        incidents, which is what makes what this run learnt durable."""
+        """A human confirmed the diagnosis (Correct, 👍, "right"): the answer is a lesson for
+        similar incidents, and so is what Reflexion reflected on the way to it."""
+        if isinstance(self.store, LessonStore):
+            try:
+                promoted = await self.store.confirm_lessons(investigation_id)
+            except Exception:
+                log.exception("could not confirm the lessons of %s", investigation_id)
+            else:
+                log.info("%s confirmed %s's diagnosis: %d pending lessons confirmed", user,
+                         investigation_id, promoted,
+                         extra={"investigation_id": investigation_id})
         said = (f"A human confirmed the diagnosis of {incident.strip()!r}: "
                 f"{diagnosis.category} of {diagnosis.culprit}. {diagnosis.summary.strip()}")
         await self.keep(said, investigation_id, incident, diagnosis)
 
     async def keep(
-        self, text: str, investigation_id: str, incident: str, diagnosis: Diagnosis | None
+        self, text: str, investigation_id: str, incident: str, diagnosis: Diagnosis | None,
+        *, state: Literal["pending", "confirmed"] = "confirmed",
     ) -> None:
         """Store a lesson, tagged with the culprit and the incident's symptom words."""
         if not isinstance(self.store, LessonStore):
@@ -92,6 +114,7 @@ class Lessons:
                 namespaces=[culprit.namespace] if culprit and culprit.namespace else [],
                 symptoms=symptom_words(incident),
                 source_investigation=investigation_id,
+                state=state,
             )
         except Exception:
             log.exception("could not keep a lesson of %s", investigation_id)

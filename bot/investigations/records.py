@@ -3,7 +3,8 @@ restart would lose.
 
 The record when the run starts, every event in its log, its thread and status message as soon
 as Slack gives them (a slash command's thread only exists once the bot's first message is
-out), and at the end its outcome, diagnosis and Reflexion's lessons. With a SQL store every
+out), and at the end its outcome, diagnosis and Reflexion's reflections (lessons pending a
+human's confirmation). With a SQL store every
 write carries the run's lease generation (leases.py): a write refused as stale means another
 replica took the investigation over, and this run is cut off.
 """
@@ -14,7 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.feedback import InvestigationRecord, Outcome, Store
+from bot.feedback import Feedback, InvestigationRecord, Outcome, Store
+from bot.inbox_items import InboxStore
 from bot.investigations.investigation import Investigation
 from bot.investigations.leases import Leases
 from bot.investigations.lessons import Lessons
@@ -94,6 +96,20 @@ class Records:
             except LeaseLostError as exc:
                 self.lost(investigation, exc)
 
+    async def late_events(self, investigation_id: str) -> None:
+        """Events left for this run by another replica (or by this one, between the run's
+        end and its record) that nobody applied: a reply is feedback now, as it would be
+        after the end; a click or an approval has nothing left to act on."""
+        if not isinstance(self.store, InboxStore):
+            return
+        for item in await self.store.claim_inbox([investigation_id]):
+            user = str(item.payload.get("user", ""))
+            if item.kind == "reply":
+                await self.store.add_feedback(Feedback(
+                    investigation_id, user, "reply", str(item.payload.get("text", ""))))
+            log.info("inbox event %s (%s) for %s arrived after its end", item.id, item.kind,
+                     investigation_id, extra={"investigation_id": investigation_id})
+
     async def ended(
         self, investigation: Investigation, outcome: Outcome, result: InvestigationResult | None,
         figures: RunFigures | None = None,
@@ -124,9 +140,10 @@ class Records:
                 self.leases.drop(investigation)
             raise
         if result is not None:
-            for reflection in result.reflections:
-                await self.lessons.keep(
-                    reflection, investigation.id, investigation.text, diagnosis
+            for reflection in result.reflections:  # pending until a human confirms
+                await self.lessons.reflected(
+                    investigation.id, investigation.text, reflection, diagnosis
                 )
+        await self.late_events(investigation.id)
         if self.leases is not None:
             await self.leases.release(investigation)

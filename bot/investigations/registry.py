@@ -90,7 +90,8 @@ class Investigations:
         return len(self._active)
 
     def running_ids(self) -> list[str]:
-        """The ids of what runs here (a takeover leaves them alone)."""
+        """The ids of what runs here (a takeover leaves them alone; the inbox claims
+        their events)."""
         return list(self._active)
 
     def running_in(self, channel: str) -> int:

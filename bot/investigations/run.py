@@ -92,10 +92,11 @@ class Runs:
             if not investigation.known:  # a store that fails here fails the run, in its thread
                 await self.records.created(investigation)
             await self.records.own(investigation)
-            lessons = (
-                investigation.lessons if investigation.resume
-                else await self.lessons.relevant(investigation.text)
-            )
+            lessons = investigation.lessons
+            if not investigation.resume:
+                found = await self.lessons.relevant(investigation.text)
+                reporter.lesson_ids = {lesson.text: lesson.id for lesson in found}
+                lessons = tuple(lesson.text for lesson in found)
             result = await self.runner(
                 RunRequest(investigation.id, investigation.text, events, investigation.inbox,
                            approver, lessons=lessons, resume=investigation.resume,

@@ -11,9 +11,10 @@ from slack_sdk.errors import SlackApiError
 
 from bot import render
 from bot.feedback import Feedback, InvestigationRecord
+from bot.listeners.forward import forward, in_arrival_order, running_elsewhere
 from bot.services import Services
 from engines.reflexion import rejection_note
-from engines.steering.corrections import is_correction
+from engines.steering.corrections import is_confirmation, is_correction
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,9 @@ async def on_message(
     feedback on an ended one, or (when `may_start`) start a new investigation."""
     investigations = services.investigations
     running = investigations.active(channel, thread_ts)
+    if running is None and thread_ts and await _forwarded(services, channel, user, text, ts,
+                                                          thread_ts):
+        return
     if running is None and thread_ts and await _kept_as_feedback(
         services, channel, user, text, ts, thread_ts, mentioned=mentioned
     ):
@@ -100,6 +104,26 @@ async def on_message(
                                                text=text, user=user, ts=ts)
 
 
+async def _forwarded(services: Services, channel: str, user: str, text: str, ts: str,
+                     thread_ts: str) -> bool:
+    """A reply in the thread of an investigation another replica runs: left for its owner,
+    once access is checked here, in the order the replies arrived. False when no other
+    replica runs it (it ended meanwhile)."""
+    async with in_arrival_order(channel, thread_ts):
+        record = await running_elsewhere(services, channel, thread_ts)
+        if record is None:
+            return False
+        if not text or not await allowed(services, channel, user, thread_ts):
+            return True
+        here = services.investigations.active(channel, thread_ts)
+        if here is not None:  # taken over by this replica meanwhile
+            services.investigations.steer(here, text, user, ts)
+            return True
+        return await forward(services, record, "reply", {
+            "channel": channel, "thread_ts": thread_ts, "user": user, "text": text,
+            "reply": ts})
+
+
 async def _kept_as_feedback(
     services: Services, channel: str, user: str, text: str, ts: str, thread_ts: str, *,
     mentioned: bool,
@@ -112,6 +136,13 @@ async def _kept_as_feedback(
     react(services, channel, ts, "memo")
     if is_correction(text) and record.outcome != "running":
         await correct(services, record, text, user)
+        return True
+    if is_confirmation(text) and record.outcome == "done" and record.diagnosis is not None \
+            and await allowed(services, channel, user, thread_ts):
+        # "right": the same as ✅, Reflexion's reflections on it become lessons.
+        await services.investigations.lessons.confirmed(record.id, record.text,
+                                                        record.diagnosis, user)
+        react(services, channel, ts, "white_check_mark")
         return True
     if mentioned:
         tell(services, channel, user, render.ended_already(), thread_ts)

@@ -14,6 +14,7 @@ from slack_sdk.errors import SlackApiError
 from bot import render, render_steering, render_stream
 from bot.feedback import Feedback
 from bot.listeners._common import allowed, correct, tell
+from bot.listeners.forward import forward, running_elsewhere
 from bot.services import Services
 
 log = logging.getLogger(__name__)
@@ -33,11 +34,13 @@ def register(app: AsyncApp, services: Services) -> None:
         user, channel, thread = _where(body)
         if not await allowed(services, channel, user, thread):
             return
-        investigation = services.investigations.get(str(action.get("value", "")))
-        if investigation is None:
+        investigation_id = str(action.get("value", ""))
+        investigation = services.investigations.get(investigation_id)
+        if investigation is not None:
+            services.investigations.stop(investigation, user)
+        elif not await forward(services, investigation_id, "stop",
+                               {"channel": channel, "thread_ts": thread, "user": user}):
             tell(services, channel, user, "That investigation has already ended.", thread)
-            return
-        services.investigations.stop(investigation, user)
 
     @app.action(re.compile(f"^({render.PAUSE_ACTION}|{render.RESUME_ACTION})$"))
     async def on_pause(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
@@ -66,7 +69,10 @@ def register(app: AsyncApp, services: Services) -> None:
         investigation = services.investigations.active(channel, thread)
         reply = str(action.get("value", ""))
         if investigation is None:
-            tell(services, channel, user, "That investigation has already ended.", thread)
+            if not await forward(services, await running_elsewhere(services, channel, thread),
+                                 "withdraw", {"channel": channel, "thread_ts": thread,
+                                              "user": user, "reply": reply, "why": "undone"}):
+                tell(services, channel, user, "That investigation has already ended.", thread)
             return
         if not services.investigations.withdraw(investigation, reply, user, "undone"):
             tell(services, channel, user, "That instruction was already withdrawn.", thread)
@@ -98,8 +104,16 @@ def register(app: AsyncApp, services: Services) -> None:
         if not await allowed(services, channel, user, thread):
             return
         approved = action["action_id"] == render.APPROVE_ACTION
-        if not services.investigations.decide(str(action.get("value", "")), approved, user):
-            tell(services, channel, user, "That request was already answered.", thread)
+        approval_id = str(action.get("value", ""))
+        if services.investigations.decide(approval_id, approved, user):
+            return
+        investigation_id = approval_id.rpartition(":")[0]  # approvals.py numbers them so
+        if services.investigations.get(investigation_id) is None and await forward(
+                services, investigation_id or None, "decide",
+                {"channel": channel, "thread_ts": thread, "user": user,
+                 "approval_id": approval_id, "approved": approved}):
+            return
+        tell(services, channel, user, "That request was already answered.", thread)
 
 
 async def _judged(services: Services, body: dict[str, Any], investigation_id: str,

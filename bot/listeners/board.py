@@ -4,7 +4,9 @@ A click is a typed instruction, the same as a reply in the thread ("it's not the
 "dig into checkout"): it goes into the investigation's inbox as a constraint the engine
 obeys from its next step on, and is confirmed in the thread with Undo, like a reply. The
 hypothesis is looked up in the reporter's latest board, so a click on a stale board (the
-hypothesis meanwhile refuted or confirmed) is answered rather than acted on.
+hypothesis meanwhile refuted or confirmed) is answered rather than acted on. Only the replica
+running the investigation has that board: another one leaves the click in the store's inbox
+for it (bot/listeners/forward.py).
 """
 
 from __future__ import annotations
@@ -17,26 +19,13 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 
 from bot import render_board
+from bot.investigations.board_clicks import board_constraint
 from bot.listeners._common import allowed, tell
+from bot.listeners.forward import forward
 from bot.services import Services
-from engines.constraints import Constraint, ConstraintKind
-from engines.hypotheses import Hypothesis
 from engines.steering import Reading
 
 log = logging.getLogger(__name__)
-
-
-def rule_out(h: Hypothesis, user: str, reply: str) -> Constraint:
-    """Rule out this cause: its category of fault in its culprit, not every fault there."""
-    return Constraint("rule_out", f"Rule out: {h.label}", f"{h.category}:{h.culprit.name}",
-                      author=user, reply=reply)
-
-
-def dig_into(h: Hypothesis, user: str, reply: str) -> Constraint:
-    """Narrow the focus to the culprit: its namespace when the culprit is one."""
-    kind: ConstraintKind = "focus_namespace" if h.culprit.kind.lower() == "namespace" \
-        else "focus_workload"
-    return Constraint(kind, f"Dig into: {h.label}", h.culprit.name, author=user, reply=reply)
 
 
 def register(app: AsyncApp, services: Services) -> None:
@@ -56,21 +45,19 @@ def register(app: AsyncApp, services: Services) -> None:
         if not investigation_id:
             log.warning("a board button sent an unknown value %r", action.get("value"))
             return
-        investigation = services.investigations.get(investigation_id)
-        if investigation is None:
-            tell(services, channel, user, "That investigation has already ended.", thread)
-            return
-        hypothesis = render_board.find(investigation.reporter.hypotheses, key)
-        if hypothesis is None:
-            tell(services, channel, user, "That hypothesis is no longer on the board.", thread)
-            return
-        if hypothesis.state != "open":
-            tell(services, channel, user,
-                 f"That hypothesis is already {hypothesis.state}.", thread)
-            return
         # One reply id per click, so Undo withdraws exactly what this click asked.
         reply = f"board-{action.get('action_ts') or action['action_id']}"
         ruling_out = str(action["action_id"]).startswith(render_board.RULE_OUT_ACTION)
-        constraint = (rule_out if ruling_out else dig_into)(hypothesis, user, reply)
+        investigation = services.investigations.get(investigation_id)
+        if investigation is None:
+            if not await forward(services, investigation_id, "board", {
+                    "channel": channel, "thread_ts": thread, "user": user, "key": key,
+                    "ruling_out": ruling_out, "reply": reply}):
+                tell(services, channel, user, "That investigation has already ended.", thread)
+            return
+        constraint = board_constraint(investigation, key, ruling_out, user, reply)
+        if isinstance(constraint, str):
+            tell(services, channel, user, constraint, thread)
+            return
         services.investigations.steering.apply(
             investigation, Reading((constraint,)), constraint.text, user, reply)

@@ -8,6 +8,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from bot.listeners._common import allowed, from_human, on_message, strip_mention
+from bot.listeners.forward import forward, running_elsewhere
 from bot.services import Services
 
 CHANGED, DELETED = "message_changed", "message_deleted"
@@ -25,14 +26,24 @@ async def _reply_changed(services: Services, event: dict[str, Any], bot: str | N
     if not isinstance(channel, str) or not isinstance(user, str) or not thread_ts or \
             reply == thread_ts or after.get("bot_id") or before.get("bot_id"):
         return
-    investigation = services.investigations.active(channel, thread_ts)
-    if investigation is None or not await allowed(services, channel, user, thread_ts):
-        return
-    if event.get("subtype") == DELETED or after.get("subtype") == "tombstone":
-        services.investigations.withdraw(investigation, reply, user, "reply deleted")
-        return
+    deleted = event.get("subtype") == DELETED or after.get("subtype") == "tombstone"
     text = strip_mention(str(after.get("text", "")), bot)
-    if text != strip_mention(str(before.get("text", "")), bot):
+    if not deleted and text == strip_mention(str(before.get("text", "")), bot):
+        return
+    investigation = services.investigations.active(channel, thread_ts)
+    elsewhere = None if investigation is not None else \
+        await running_elsewhere(services, channel, thread_ts)
+    if investigation is None and elsewhere is None:
+        return
+    if not await allowed(services, channel, user, thread_ts):
+        return
+    where = {"channel": channel, "thread_ts": thread_ts, "user": user, "reply": reply}
+    if investigation is None:  # another replica runs it: the change is for its owner
+        await forward(services, elsewhere, "withdraw" if deleted else "edit",
+                      where | ({"why": "reply deleted"} if deleted else {"text": text}))
+    elif deleted:
+        services.investigations.withdraw(investigation, reply, user, "reply deleted")
+    else:
         services.investigations.edited(investigation, text, user, reply)
 
 

@@ -92,4 +92,5 @@ def lesson(row: Mapping[Any, Any]) -> Lesson:
         symptoms=json_list(row["symptoms"]),
         source_investigation=row["source_investigation"],
         created_at=row["created_at"],
+        state="pending" if row["state"] == "pending" else "confirmed",
     )

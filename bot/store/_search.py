@@ -34,6 +34,8 @@ _fts = sa.table("lessons_fts", sa.column("rowid", sa.Integer()))
 # bm25 column weights, in the FTS5 table's column order (text, tags): tags count more.
 _BM25 = sa.text("bm25(lessons_fts, 1.0, 2.5)")
 _SEARCH: sa.ColumnClause[object] = sa.literal_column("lessons.search")
+# Another incident's search never finds a reflection no human has confirmed yet.
+_CONFIRMED = lessons.c.state == "confirmed"
 _ENGLISH: sa.ColumnClause[object] = sa.literal_column("'english'::regconfig")
 
 
@@ -47,7 +49,8 @@ def terms(query_text: str) -> list[str]:
 
 
 def search_statement(dialect: str, words: list[str], limit: int) -> sa.Select[tuple[object, ...]]:
-    """Lessons matching any of `words`, the most relevant first (ties: the newest first)."""
+    """Confirmed lessons matching any of `words`, the most relevant first (ties: the newest
+    first)."""
     if dialect == "postgresql":
         query = sa.func.to_tsquery(
             _ENGLISH, sa.bindparam("q", " | ".join(f"'{w}'" for w in words), type_=sa.Text())
@@ -55,7 +58,7 @@ def search_statement(dialect: str, words: list[str], limit: int) -> sa.Select[tu
         rank = sa.func.ts_rank(_SEARCH, query)
         return (
             sa.select(lessons)
-            .where(_SEARCH.op("@@")(query))
+            .where(_SEARCH.op("@@")(query) & _CONFIRMED)
             .order_by(rank.desc(), lessons.c.id.desc())
             .limit(limit)
         )
@@ -63,7 +66,7 @@ def search_statement(dialect: str, words: list[str], limit: int) -> sa.Select[tu
     return (
         sa.select(lessons)
         .join(_fts, _fts.c.rowid == lessons.c.id)
-        .where(sa.literal_column("lessons_fts").op("MATCH")(match))
+        .where(sa.literal_column("lessons_fts").op("MATCH")(match) & _CONFIRMED)
         .order_by(_BM25, lessons.c.id.desc())
         .limit(limit)
     )

@@ -1,4 +1,4 @@
-"""What each investigation cost (migration 0006), and the runs `triage stats` summarises.
+"""What each investigation cost (migration 0007), and the runs `triage stats` summarises.
 
 The figures are written once, when a run ends, beside its outcome; reading them is one
 narrow SELECT over an index on `ended_at`, so a summary of thousands of investigations

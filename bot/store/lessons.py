@@ -1,5 +1,9 @@
 """Reflexion's lessons: what one incident taught, found again on the next similar one.
 
+Reflexion's own reflections are kept "pending", with the investigation they came from,
+until a human confirms that diagnosis (`confirm_lessons`); search finds only "confirmed"
+lessons, so nothing the engine told itself reaches another incident without a human's word.
+
 A lesson is text plus tags (services, namespaces, symptoms). Search is full text over both,
 ranked by relevance (bm25 on SQLite, ts_rank on PostgreSQL; see `_search.py`), so "orders
 pods fail to reach the database" finds the lesson tagged `orders-db` about its connection
@@ -17,8 +21,9 @@ import sqlalchemy as sa
 
 from bot.store import _rows, _search
 from bot.store._base import StoreBase, guarded, now, require_investigation
-from bot.store.errors import UnknownLessonError
-from bot.store.records import Lesson
+from bot.store.errors import StoreError, UnknownLessonError
+from bot.store.records import Lesson, LessonState
+from bot.store.schema import LESSON_STATES
 from bot.store.schema import lessons as lessons_table
 
 
@@ -35,8 +40,15 @@ class LessonsMixin(StoreBase):
         symptoms: Iterable[str] = (),
         source_investigation: str | None = None,
         at: datetime | None = None,
+        state: LessonState = "confirmed",
     ) -> Lesson:
-        """Keep a lesson; it is searchable as soon as the transaction commits."""
+        """Keep a lesson; a confirmed one is searchable as soon as the transaction commits,
+        a pending one (Reflexion's reflection) once `confirm_lessons` confirms it."""
+        if state not in LESSON_STATES:
+            raise StoreError(f"unknown lesson state {state!r}: one of {', '.join(LESSON_STATES)}")
+        if state == "pending" and source_investigation is None:
+            raise StoreError("a pending lesson waits for its investigation's confirmation: "
+                             "name the investigation")
         tagged = {
             "services": list(_rows.clean_tags(services)),
             "namespaces": list(_rows.clean_tags(namespaces)),
@@ -53,6 +65,7 @@ class LessonsMixin(StoreBase):
                     tags=tags,
                     source_investigation=source_investigation,
                     created_at=created_at,
+                    state=state,
                     **tagged,
                 )
             )
@@ -72,9 +85,25 @@ class LessonsMixin(StoreBase):
         return [_rows.lesson(row) for row in rows]
 
     @guarded
-    async def lessons(self, limit: int | None = None) -> list[Lesson]:
-        """All lessons, the newest first."""
+    async def confirm_lessons(self, investigation_id: str) -> int:
+        """A human confirmed the investigation's diagnosis: its pending lessons (Reflexion's
+        reflections on it) become lessons other incidents retrieve. How many did."""
+        confirm = (
+            lessons_table.update()
+            .where((lessons_table.c.source_investigation == investigation_id)
+                   & (lessons_table.c.state == "pending"))
+            .values(state="confirmed")
+        )
+        async with self._write() as conn:
+            return int((await conn.execute(confirm)).rowcount or 0)
+
+    @guarded
+    async def lessons(self, limit: int | None = None, *,
+                      state: LessonState | None = None) -> list[Lesson]:
+        """All lessons (or those in `state`), the newest first."""
         query = sa.select(lessons_table).order_by(lessons_table.c.id.desc())
+        if state is not None:
+            query = query.where(lessons_table.c.state == state)
         if limit is not None:
             query = query.limit(max(limit, 0))
         async with self._db.connect() as conn:

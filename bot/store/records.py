@@ -56,7 +56,7 @@ class StoredInvestigation:
     outcome_detail: str
     status_ts: str | None = None  # the status message, edited in place; kept for a resume
     origin: str = "slack"  # who started it: "slack" (the bot) or "cli" (`triage investigate`)
-    figures: RunFigures = field(default_factory=RunFigures)  # what it cost (migration 0006)
+    figures: RunFigures = field(default_factory=RunFigures)  # what it cost (migration 0007)
 
     @property
     def finished(self) -> bool:
@@ -95,6 +95,9 @@ class StoredConstraint:
         return Constraint(self.kind, self.text, self.value, self.author)
 
 
+LessonState = Literal["pending", "confirmed"]
+
+
 @dataclass(frozen=True, slots=True)
 class Lesson:
     """Something learnt on one incident that may help on the next, with what it is about."""
@@ -106,6 +109,9 @@ class Lesson:
     symptoms: tuple[str, ...]
     source_investigation: str | None
     created_at: datetime
+    # "pending": Reflexion's own reflection, waiting for a human to confirm its incident's
+    # diagnosis before other incidents retrieve it; "confirmed": retrieved by similar ones.
+    state: LessonState = "confirmed"
 
     @property
     def tags(self) -> tuple[str, ...]:

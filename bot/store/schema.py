@@ -159,8 +159,13 @@ lessons = sa.Table(
         nullable=True,
     ),
     sa.Column("created_at", UTCDateTime(), nullable=False),
+    # "pending": Reflexion's own reflection, kept with its incident until a human confirms
+    # that diagnosis; only "confirmed" lessons are retrieved by other incidents (0006).
+    sa.Column("state", sa.String(16), nullable=False, server_default="confirmed"),
+    sa.Index("ix_lessons_source_investigation", "source_investigation"),
     sqlite_autoincrement=True,
 )
+LESSON_STATES = ("pending", "confirmed")
 
 
 def json_list(value: Any) -> tuple[str, ...]:
@@ -223,4 +228,20 @@ leases = sa.Table(
     sa.Column("generation", sa.Integer(), nullable=False),  # bumped by every new owner
     sa.Column("expires_at", UTCDateTime(), nullable=True),  # NULL: released, the run ended
     sa.Index("ix_leases_expires_at", "expires_at"),
+)
+
+
+# --- events for the replica that runs the investigation (migration 0008) -----------------
+
+inbox = sa.Table(
+    "inbox",
+    metadata,
+    sa.Column("id", BigId, primary_key=True, autoincrement=True),
+    _owner("inbox"),
+    sa.Column("kind", sa.String(32), nullable=False),  # reply, edit, withdraw, stop, ...
+    sa.Column("payload", sa.JSON(), nullable=False),
+    sa.Column("created_at", UTCDateTime(), nullable=False),
+    sa.Column("delivered_at", UTCDateTime(), nullable=True),  # set by the claiming owner
+    sa.Index("ix_inbox_undelivered", "investigation_id", "delivered_at"),
+    sqlite_autoincrement=True,
 )

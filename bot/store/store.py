@@ -30,6 +30,7 @@ from bot.store.codec import decode_event, encode_event
 from bot.store.errors import StoreError, UnknownInvestigationError
 from bot.store.figures import FiguresMixin
 from bot.store.fleet import FleetMixin
+from bot.store.inbox import InboxMixin
 from bot.store.leases import LeasesMixin, fence
 from bot.store.lessons import LessonsMixin
 from bot.store.records import (
@@ -51,9 +52,10 @@ from engines.events import Event, InvestigationStarted, InvestigationStopped
 if TYPE_CHECKING:
     from bot.feedback import Outcome
     from bot.feedback import Store as StoreProtocol
+    from bot.inbox_items import InboxStore
 
 
-class Store(LessonsMixin, FleetMixin, LeasesMixin, FiguresMixin):
+class Store(LessonsMixin, FleetMixin, LeasesMixin, FiguresMixin, InboxMixin):
     """Everything Triage remembers. Open with `await Store.open(url)`, then `await migrate()`."""
 
     @classmethod
@@ -378,4 +380,7 @@ def _dump(diagnosis: Diagnosis | None) -> dict[str, Any] | None:
 if TYPE_CHECKING:
 
     def _satisfies_the_bots_protocol(store: Store) -> StoreProtocol:
+        return store
+
+    def _keeps_an_inbox(store: Store) -> InboxStore:
         return store

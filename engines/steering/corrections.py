@@ -1,10 +1,13 @@
-"""Whether a reply after the diagnosis says the diagnosis was wrong.
+"""Whether a reply after the diagnosis says the diagnosis was wrong, or that it was right.
 
 A correction needs a clear negative about the answer ("wrong", "nope", "that's not it",
 "it wasn't an OOM") or a stated other cause ("it was actually DNS", "the real cause is the
 leak"). Thanks, acknowledgements, status chatter ("it's fixed now"), agreement and doubts
 phrased as questions are not corrections: a lesson is only learned from a human's word that
-the answer was wrong.
+the answer was wrong. A confirmation is the other way round and as strict: a plain "right",
+"correct", "confirmed", "that was it", "spot on"; thanks, "ok", "fixed" and questions are
+not, since a confirmation is what lets Reflexion's reflections on the incident become
+lessons for the next ones.
 """
 
 from __future__ import annotations
@@ -56,3 +59,23 @@ def is_correction(text: str, bot_user_id: str | None = None) -> bool:
     if plain.endswith("?") and not _OTHER_CAUSE.search(plain):
         return False
     return bool(_OTHER_CAUSE.search(plain))
+
+
+_CONFIRMATION = re.compile(
+    r"^(?:yes|yep|yeah|correct|right|confirmed|exactly|spot on|bingo|agreed|nailed it|"
+    r"good catch|lgtm|that'?s (?:it|right|correct|the one)|that was (?:it|the cause|the problem)|"
+    r"(?:this|that|the diagnosis) is (?:right|correct|it)|you'?re right|well spotted|"
+    r"\+1|richtig|genau|exacto|correcto|c'est [çc]a|exact|certo|isso)"
+    r"(?:[\s,.!]+(?:it was|that was it|thanks?|thank you|ty|good (?:job|catch)|"
+    r"well done|nice|great))*$",
+    re.I,
+)
+
+
+def is_confirmation(text: str, bot_user_id: str | None = None) -> bool:
+    """A plain agreement that the diagnosis is right ("right", "correct, thanks"), nothing
+    more: a "but", a question or any correction makes it something else."""
+    plain = prepare(text, bot_user_id).text.strip(" ,.!-—~")
+    if not plain or plain.endswith("?") or is_correction(text, bot_user_id):
+        return False
+    return bool(_CONFIRMATION.match(plain))

@@ -12,7 +12,7 @@ import pytest
 
 from engines.openai_model import OpenAIModel
 from engines.steering import Vocabulary, read_reply, understand
-from engines.steering.corrections import is_correction
+from engines.steering.corrections import is_confirmation, is_correction
 from engines.steering.model_reader import READING_TOOL
 from tests.bench.bench_replies import DATA, score_corpus
 from tests.engines.test_openai_strict import FAST
@@ -68,6 +68,19 @@ def test_corrections_after_the_end() -> None:
     assert is_correction("nope, cert expired on the ingress")
     assert not is_correction("it's fixed, thanks")
     assert not is_correction("no worries")
+
+
+@pytest.mark.parametrize("text", ["right", "Correct!", "confirmed.", "yes, that was it",
+                                  "spot on, thanks", "<@UBOT> that's right", "good catch"])
+def test_a_plain_agreement_confirms_the_diagnosis(text: str) -> None:
+    assert is_confirmation(text, "UBOT")
+
+
+@pytest.mark.parametrize("text", ["thanks!", "ok", "it's fixed", "right?", "wrong",
+                                  "right, but it was the database", "not right",
+                                  "yes but check redis too", "correct me if I'm wrong"])
+def test_thanks_questions_and_buts_do_not_confirm(text: str) -> None:
+    assert not is_confirmation(text, "UBOT")
 
 
 async def test_the_model_reads_what_the_rules_are_unsure_of() -> None:

@@ -74,6 +74,7 @@ async def _emptied(url: str) -> None:
             await conn.execute(sa.text("DELETE FROM event_claims"))
             await conn.execute(sa.text("DELETE FROM admission_queue"))
             await conn.execute(sa.text("DELETE FROM workspace_surfaces"))
+            await conn.execute(sa.text("DELETE FROM inbox"))
     finally:
         await store.close()
 

@@ -160,7 +160,8 @@ def test_lessons_list_show_search_and_delete(
     lesson = seeded
     code, out, _ = run(capsys, "lessons", "list")
     assert code == 0
-    assert re.fullmatch(rf"\s*{lesson}  \d{{4}}-\d\d-\d\d  \[orders-db,timeouts\]  orders-db "
+    assert re.fullmatch(rf"\s*{lesson}  \d{{4}}-\d\d-\d\d  confirmed  \[orders-db,timeouts\]  "
+                        r"orders-db "
                         r"pool exhausted: raise the pool size\n", out)
     code, out, _ = run(capsys, "lessons", "list", "--search", "orders db timing out")
     assert out.split()[0] == str(lesson)
@@ -176,6 +177,34 @@ def test_lessons_list_show_search_and_delete(
         assert code == 1 and err.startswith(f"triage: error: no lesson with id {lesson}")
     code, out, _ = run(capsys, "lessons", "list")
     assert out == "no lessons yet\n"
+
+
+async def _reflected(url: str) -> int:
+    store = await Store.open(url)
+    try:
+        pending = await store.add_lesson("I quoted an error no tool returned: read the pods",
+                                         services=["orders-db"], source_investigation="inv1",
+                                         state="pending")
+        return pending.id
+    finally:
+        await store.close()
+
+
+def test_lessons_say_whether_they_are_pending_or_confirmed(
+    seeded: int, db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending = asyncio.run(_reflected(db_url))
+    code, out, _ = run(capsys, "lessons", "list")
+    assert code == 0
+    states = {int(line.split()[0]): line.split()[2] for line in out.splitlines()}
+    assert states == {pending: "pending", seeded: "confirmed"}
+    code, out, _ = run(capsys, "lessons", "list", "--state", "pending")
+    assert [int(line.split()[0]) for line in out.splitlines()] == [pending]
+    code, out, _ = run(capsys, "lessons", "show", str(pending))
+    assert "State       pending (retrieved once a human confirms the diagnosis)" in out
+    # What a new incident would retrieve: the pending reflection is not among it.
+    code, out, _ = run(capsys, "lessons", "list", "--search", "orders-db pods error")
+    assert [int(line.split()[0]) for line in out.splitlines()] == [seeded]
 
 
 def test_an_unreachable_database_is_one_line(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from bot.store import Store, UnknownInvestigationError, UnknownLessonError
+from bot.store import (
+    InvestigationRecord,
+    Store,
+    StoreError,
+    UnknownInvestigationError,
+    UnknownLessonError,
+)
 
 LESSONS = [
     (
@@ -143,4 +149,42 @@ async def test_lessons_are_listed_newest_first_and_ids_are_never_reused(store: S
 async def test_a_lesson_names_the_investigation_it_came_from(store: Store) -> None:
     with pytest.raises(UnknownInvestigationError):
         await store.add_lesson("x", source_investigation="nope")
+    assert await store.lessons() == []
+
+
+async def _incident(store: Store, investigation_id: str) -> None:
+    await store.create(InvestigationRecord(investigation_id, "C1", f"1.{investigation_id}",
+                                           "orders pods time out", "alice", "m"))
+
+
+async def test_a_pending_reflection_is_found_only_once_its_diagnosis_is_confirmed(
+    store: Store,
+) -> None:
+    await _incident(store, "reflected")
+    await _incident(store, "other")
+    mine = await store.add_lesson("the orders-db pool was the cause, not the pods",
+                                  services=["orders-db"], source_investigation="reflected",
+                                  state="pending")
+    theirs = await store.add_lesson("orders-db pool again, from another incident",
+                                    services=["orders-db"], source_investigation="other",
+                                    state="pending")
+    human = await store.add_lesson("a human said: the orders-db pool", services=["orders-db"],
+                                   source_investigation="other")
+    assert (mine.state, theirs.state, human.state) == ("pending", "pending", "confirmed")
+    assert [lesson.id for lesson in await store.search_lessons("orders-db pool")] == [human.id]
+    assert [lesson.id for lesson in await store.lessons(state="pending")] == [theirs.id, mine.id]
+
+    assert await store.confirm_lessons("reflected") == 1
+    assert await store.confirm_lessons("reflected") == 0, "confirmed once"
+    found = {lesson.id for lesson in await store.search_lessons("orders-db pool")}
+    assert found == {human.id, mine.id}, "the other incident's reflection still waits"
+    assert (await store.lesson(mine.id)).state == "confirmed"
+    assert (await store.lesson(theirs.id)).state == "pending"
+
+
+async def test_a_pending_lesson_names_its_investigation_and_a_known_state(store: Store) -> None:
+    with pytest.raises(StoreError, match="name the investigation"):
+        await store.add_lesson("x", state="pending")
+    with pytest.raises(StoreError, match="unknown lesson state 'maybe'"):
+        await store.add_lesson("x", state="maybe")  # type: ignore[arg-type]
     assert await store.lessons() == []

@@ -18,7 +18,7 @@ from bot.store._migrate import VERSION_TABLE, alembic_config, head_revision
 from bot.store.schema import metadata
 
 TABLES = {"investigations", "events", "constraints", "feedback", "lessons", "event_claims",
-          "admission_queue", "workspace_surfaces", "leases"}
+          "admission_queue", "workspace_surfaces", "leases", "inbox"}
 # What full-text search adds per backend, deliberately absent from schema.py.
 SEARCH_OBJECTS = {"lessons_fts", "search", "ix_lessons_search", VERSION_TABLE}
 
@@ -32,7 +32,7 @@ async def test_migrate_creates_the_schema_and_is_idempotent(fresh_db_url: str) -
     try:
         assert await store.revision() is None
         await store.migrate()
-        assert await store.revision() == head_revision() == "0007"
+        assert await store.revision() == head_revision() == "0008"
         await store.migrate()  # again: nothing to do, nothing breaks
         assert await store.revision() == head_revision()
         async with store._db.connect() as conn:
