@@ -6,9 +6,11 @@ connection killed), the poll still delivers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -39,6 +41,8 @@ from tests.bot.test_hypothesis_board import RIVAL, HeldAnalyzer, _row
 from tests.bot.test_memory import any_db_url, postgres_server
 from tests.bot.test_steering import restart_workload
 from tests.fakes.slack_api import FakeSlack, SlackSender
+from tests.services.postgres import PostgresServer
+from tests.store.conftest import new_postgres_database
 from tools.context import ToolContext
 from tools.sources.base import Sources
 from tools.toolset import Toolset
@@ -54,15 +58,37 @@ async def session() -> AsyncIterator[aiohttp.ClientSession]:
         yield client
 
 
+@contextlib.asynccontextmanager
+async def _two_replicas(url: str) -> AsyncIterator[tuple[Store, Store]]:
+    first = await Store.open(url)
+    await first.migrate()
+    second = await Store.open(url)
+    try:
+        yield first, second
+    finally:
+        await first.close()
+        await second.close()
+
+
 @pytest_asyncio.fixture
 async def replicas(any_db_url: str) -> AsyncIterator[tuple[Store, Store]]:
     """Two connections to one migrated store: one per replica."""
-    first = await Store.open(any_db_url)
-    await first.migrate()
-    second = await Store.open(any_db_url)
-    yield first, second
-    await first.close()
-    await second.close()
+    async with _two_replicas(any_db_url) as both:
+        yield both
+
+
+@pytest_asyncio.fixture
+async def pg_replicas(postgres_server: PostgresServer) -> AsyncIterator[tuple[Store, Store]]:
+    """Two replicas on PostgreSQL, for what only it has: notifications."""
+    async with _two_replicas(new_postgres_database(postgres_server)) as both:
+        yield both
+
+
+@pytest_asyncio.fixture
+async def sqlite_replicas(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
+    """Two replicas on one SQLite file, where the poll alone delivers."""
+    async with _two_replicas(f"sqlite:///{tmp_path / 'triage.db'}") as both:
+        yield both
 
 
 async def _events(store: Store, channel: str, ts: str) -> list[Event]:
@@ -287,19 +313,17 @@ async def _listening(store: Store, count: int, besides: Sequence[int] = ()) -> l
 
 
 async def test_a_missed_notification_is_made_up_for_by_the_poll(
-    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+    pg_replicas: tuple[Store, Store], session: aiohttp.ClientSession,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """PostgreSQL only: every LISTEN connection is killed (as a network cut or a restarted
     database would), so the reply's NOTIFY reaches nobody; the owner's poll delivers it,
     and the owner listens again."""
-    if replicas[0].dialect != "postgresql":
-        pytest.skip("SQLite has no notifications: every test of it runs on the poll alone")
     monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "0.5")
-    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
-            StoreBot(slack, replicas[1]) as other:
-        pids = await _listening(replicas[0], 2)
-        async with replicas[0]._db.connect() as conn:
+    async with FakeSlack() as slack, StoreBot(slack, pg_replicas[0]) as owner, \
+            StoreBot(slack, pg_replicas[1]) as other:
+        pids = await _listening(pg_replicas[0], 2)
+        async with pg_replicas[0]._db.connect() as conn:
             for pid in pids:
                 await conn.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
         to_owner = SlackSender(f"{owner.url}/slack/events", session)
@@ -310,25 +334,23 @@ async def test_a_missed_notification_is_made_up_for_by_the_poll(
         await slack.wait_for(lambda f: posted_with(f, "CPOLL", ts, "Noted"), 10)
         owner.gates.open("poll")
         await ended(slack, "CPOLL", ts)
-        again = await _listening(replicas[0], 2, besides=pids)
+        again = await _listening(pg_replicas[0], 2, besides=pids)
         assert len(again) == 2, "both listen again"
-        events = await _events(replicas[0], "CPOLL", ts)
+        events = await _events(pg_replicas[0], "CPOLL", ts)
     assert [e.author for e in events if isinstance(e, ConstraintApplied)] == ["UBOB"]
 
 
 async def test_a_notification_delivers_at_once_without_waiting_for_the_poll(
-    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+    pg_replicas: tuple[Store, Store], session: aiohttp.ClientSession,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """PostgreSQL only: with a poll of a minute, the reply still arrives within seconds."""
-    if replicas[0].dialect != "postgresql":
-        pytest.skip("SQLite has no notifications")
     monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "60")
-    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
-            StoreBot(slack, replicas[1]) as other:
+    async with FakeSlack() as slack, StoreBot(slack, pg_replicas[0]) as owner, \
+            StoreBot(slack, pg_replicas[1]) as other:
         to_owner = SlackSender(f"{owner.url}/slack/events", session)
         to_other = SlackSender(f"{other.url}/slack/events", session)
-        await _listening(replicas[0], 2)
+        await _listening(pg_replicas[0], 2)
         _, ts = await to_owner.mention("CNOTE", "UALICE", f"[gate:note] {REPORT}")
         await slack.wait_for(lambda f: posted_with(f, "CNOTE", ts, "*Step 1*"))
         sent = time.monotonic()
@@ -342,27 +364,25 @@ async def test_a_notification_delivers_at_once_without_waiting_for_the_poll(
 
 
 async def test_a_reply_the_owner_had_not_claimed_by_the_end_is_kept_as_feedback(
-    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+    sqlite_replicas: tuple[Store, Store], session: aiohttp.ClientSession,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """SQLite only (no notifications): with a poll of a minute the owner has not claimed
     the reply when its run ends; the end sweeps it into the feedback, and a reply after the
     recorded end is feedback at once, with nothing left in the inbox."""
-    if replicas[0].dialect != "sqlite":
-        pytest.skip("PostgreSQL's NOTIFY would deliver the reply before the end")
     monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "60")
-    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
-            StoreBot(slack, replicas[1]) as other:
+    async with FakeSlack() as slack, StoreBot(slack, sqlite_replicas[0]) as owner, \
+            StoreBot(slack, sqlite_replicas[1]) as other:
         to_owner = SlackSender(f"{owner.url}/slack/events", session)
         to_other = SlackSender(f"{other.url}/slack/events", session)
         _, ts = await to_owner.mention("CLATE", "UALICE", f"[gate:late] {REPORT}")
         await slack.wait_for(lambda f: posted_with(f, "CLATE", ts, "*Step 1*"))
         await to_other.message("CLATE", "UBOB", "please stay out of kube-system", thread_ts=ts)
-        record = await replicas[0].find_by_thread("CLATE", ts)
+        record = await sqlite_replicas[0].find_by_thread("CLATE", ts)
         assert record is not None
 
         async def waiting() -> int:
-            return await replicas[0].undelivered(record.id)
+            return await sqlite_replicas[0].undelivered(record.id)
 
         for _ in range(200):
             if await waiting():
@@ -372,12 +392,12 @@ async def test_a_reply_the_owner_had_not_claimed_by_the_end_is_kept_as_feedback(
         owner.gates.open("late")
         await ended(slack, "CLATE", ts)
         for _ in range(200):
-            if len(await replicas[0].feedback(record.id)) == 1:
+            if len(await sqlite_replicas[0].feedback(record.id)) == 1:
                 break
             await asyncio.sleep(0.02)
         await to_other.message("CLATE", "UCAROL", "thanks, all good now", thread_ts=ts)
         await slack.wait_for(lambda f: len(f.calls_of("reactions.add", "CLATE")) == 1)
-        feedback = await replicas[0].feedback(record.id)
+        feedback = await sqlite_replicas[0].feedback(record.id)
         assert not posted_with(slack, "CLATE", ts, "Noted"), "the run never saw the reply"
         assert await waiting() == 0
     assert [(f.kind, f.user, f.text) for f in feedback] == [

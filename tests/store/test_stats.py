@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-import bot.cli
 from bot.cli import main
 from bot.monitor import Prices, RunFigures, percentile
 from bot.store import InvestigationRecord, Store
@@ -35,7 +34,7 @@ async def seed(url: str) -> None:
             started = NOW - timedelta(days=days)
             await store.create(InvestigationRecord(rid, "C1", rid, f"incident {rid}", "alice",
                                                    model, started_at=started), engine=engine)
-            await store._update(rid, step=steps)
+            await store._update(rid, {"step": steps})
             await store.record_figures(rid, figures)
             await store.finish(rid, outcome,  # type: ignore[arg-type]
                                DIAGNOSIS if outcome == "done" else None,
@@ -49,8 +48,7 @@ async def seed(url: str) -> None:
 
 
 @pytest.fixture(autouse=True)
-def only_stats(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bot.cli, "COMMANDS", ("bot.cli.stats", "bot.cli.show"))
+def no_prices(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("TRIAGE_PRICE_INPUT_PER_MTOK", "TRIAGE_PRICE_OUTPUT_PER_MTOK"):
         monkeypatch.delenv(name, raising=False)
 
