@@ -360,3 +360,18 @@ def evidence_calls(box: Toolbox, candidate: Candidate, quoted: int) -> None:
             box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
                      f"read the events of {ref.name}")
 
+
+
+def widen(box: Toolbox, scope: Scope, ranked: Sequence[Candidate]) -> None:
+    """Before an unsure answer, while the budget allows: the links of the graph that were
+    not read yet, the Ingresses (which Service a public host reaches) and the Services and
+    NetworkPolicies of the namespaces the report and the leads point at, where a
+    selector that matches nothing or a policy that drops traffic would show."""
+    box.call(t.INGRESSES, {}, "see which Service each public host reaches")
+    places = dict.fromkeys([*sorted(scope.namespaces, key=lambda n: -scope.namespaces[n]),
+                            *(c.culprit.namespace for c in ranked[:3])])
+    for namespace in [n for n in places if n][:3]:
+        box.call(t.SERVICES, {"namespace": namespace},
+                 f"check that the Services of {namespace} select ready pods")
+        box.call(t.POLICIES, {"namespace": namespace},
+                 f"check the NetworkPolicies of {namespace}")
