@@ -80,7 +80,7 @@ def decide(request: ModelRequest) -> ModelReply:
         thought = _plan(box, transcript, facts, scope, ranked, report_of(request))
         if not box.calls and diagnosis_arguments(ranked, transcript.observations, facts,
                                                  scope, doubted)[1] < UNSURE:
-            widen(box, scope, ranked)
+            widen(box, facts, scope, ranked)
             thought = narrate.widen_thought(sorted({str(a["namespace"]) for _, a, _ in
                                                     box.calls if a.get("namespace")}), ranked)
         if box.calls:

@@ -18,7 +18,7 @@ from engines.model import (
     UserMessage,
 )
 from engines.react import SUBMIT_SPEC
-from tests.engines.analyzer.helpers import facts_of, obs, scope_of, workload, workloads
+from tests.engines.analyzer.helpers import facts_of, obs, scope_of, signals, workload, workloads
 
 REPORT = "the storefront returns 503 for every page"
 
@@ -71,3 +71,29 @@ def test_an_unsure_answer_first_reads_ingresses_services_and_policies() -> None:
     assert ("k8s_list_network_policies", {"namespace": "shop"}) in asked
     (submit,) = reply.tool_calls
     assert submit.name == SUBMIT_SPEC.name and submit.arguments["category"] == "unknown"
+
+
+def test_an_unsure_answer_reads_the_release_of_a_neighbour_whose_metrics_turned() -> None:
+    slow = {"abnormal": True, "why": "p99 rose from 0.2s to 2.3s at 2026-11-30T09:05:00Z",
+            "change": {"at": "2026-11-30T09:05:00Z"}}
+    observations = [
+        obs("k8s_list_workloads", {"namespace": "all", "total": 2, "unhealthy": 0,
+                                   "workloads": [workload("storefront"), workload("ratings")]}),
+        signals("shop", "ratings", latency=slow)]
+    messages: tuple = (UserMessage("the storefront is slow"),)
+    for i, observation in enumerate(observations):
+        call = ToolCall(f"o{i}", observation.tool, dict(observation.arguments), "{}")
+        messages = (*messages, AssistantMessage("read", (call,)),
+                    ToolMessage(f"o{i}", observation.tool, observation.content))
+    tools = (ToolSpec("k8s_rollout_history", "", {"properties": {"namespace": {},
+                                                                 "workload": {}}}), SUBMIT_SPEC)
+    asked = []
+    for step in range(3, 9):
+        reply = decide(ModelRequest(messages=messages, tools=tools, step=step, max_steps=12,
+                                    context={"incident": "the storefront is slow"}))
+        if reply.tool_calls[0].name == SUBMIT_SPEC.name:
+            break
+        asked += [(c.name, dict(c.arguments or {})) for c in reply.tool_calls]
+        messages = (*messages, AssistantMessage("next", reply.tool_calls),
+                    *(ToolMessage(c.id, c.name, "total: 0") for c in reply.tool_calls))
+    assert ("k8s_rollout_history", {"namespace": "shop", "workload": "ratings"}) in asked
