@@ -4,9 +4,8 @@ while the caller itself is healthy. The culprit is the caller.
 Signals: the caller's errors say it cannot reach something (refused, timed out, reset,
 unavailable) and name a host that is outside the cluster or healthy-looking inside it, the
 caller's 5xx ratio or latency rose with them, and the caller's own pods are fine and were
-not just redeployed. When the named host is an unhealthy workload of the cluster, the
-candidate blames it, and the graph's walk (ranking.py) demotes the caller if that workload
-has a strong fault of its own, no later than the caller's errors. When it is a
+not just redeployed. When the named host is an unhealthy workload of the cluster, that
+workload's own fault is the cause and no dependency candidate is made. When it is a
 workload of the cluster whose own latency or error rate rose (overloaded, slow), that
 workload is the deepest cause: the candidate names it, its callers are what it affects.
 """
@@ -32,6 +31,7 @@ from engines.analyzer.detectors._targets import (
     named,
     resolve,
     target_workload,
+    troubled,
     unnamed_upstream,
     workload_at,
 )
@@ -96,6 +96,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             callee = next((w for t in inside if (w := target_workload(t, facts))), None) or \
                 next(iter(named(text, caller, facts)), None) or \
                 unnamed_upstream(facts, caller, text)
+            if callee is not None and callee != caller and troubled(callee, facts):
+                continue  # the callee is sick: its own detectors own this cause
             count = sighting.pattern.count
             weight = (0.5 if count >= 10 or sighting.pattern.previous else 0.3) * sighting.factor
             note = f"{caller.name} logs {sighting.quote[:90]!r}" + (f" ×{count}" if count > 1
