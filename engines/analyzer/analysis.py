@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 from engines.analyzer.candidates import Candidate
 from engines.analyzer.detectors import run_detectors
-from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.facts import Facts
 from engines.analyzer.ranking import is_rejected, rank
 from engines.analyzer.readers import build_facts
@@ -41,7 +40,7 @@ def analyse(request: ModelRequest) -> tuple[Transcript, Facts, Scope, list[Candi
     scope = build_scope(report_of(request), facts, facts.now, focus=constraints.focus,
                         ignored=constraints.ignored)
     rejected = parse_rejections((*transcript.user_texts, *request.lessons))
-    ranked = rank(run_detectors(facts, scope), scope, callers_by_callee(facts),
+    ranked = rank(run_detectors(facts, scope), scope, facts,
                   excluded=excluded, rejected=[r for r in rejected if not r.doubted])
     ranked = [c for c in ranked if not constraints.rules_out(c.category, c.culprit.name)]
     doubts = [r for r in rejected if r.doubted]

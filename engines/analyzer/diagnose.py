@@ -51,23 +51,40 @@ def fallback_culprit(facts: Facts, scope: Scope) -> Ref:
     return Ref("Namespace", "", next(iter(sorted(scope.namespaces)), "unknown") or "unknown")
 
 
+UNSURE = 0.4  # under this confidence an answer must at least rest on a clear own anomaly
+WEAK = 0.35  # a cause this weak (a rollout that only happened, probes that stopped) is none
+
+
+def _unknown(leads: Sequence[Candidate], observations: Sequence[Observation], facts: Facts,
+             scope: Scope, sure: float) -> tuple[dict[str, Any], float]:
+    """`unknown`, with the best leads and their quotes: when nothing gathered explains the
+    report, naming a bystander with low confidence is worse than saying so."""
+    culprit = fallback_culprit(facts, scope)
+    summary = ("The data gathered does not show a cause that explains the report; "
+               f"{name(culprit)} is where the symptom was reported.")
+    if leads:
+        summary += " Best leads, none convincing: " + "; ".join(
+            f"{CATEGORY_WORDS[c.category]} in {name(c.culprit)} ({c.headline[:90]})"
+            for c in leads) + "."
+    evidence = [e for c in leads for e in gather_evidence(c, observations)[:1]]
+    arguments = {
+        "category": "unknown",
+        "culprit": {"kind": culprit.kind, "namespace": culprit.namespace, "name": culprit.name},
+        "summary": summary, "evidence": [e.model_dump(exclude_none=True) for e in evidence],
+        "fix": "Investigate further by hand" + (f", starting with {name(leads[0].culprit)}"
+                                                 if leads else "") + ".",
+        "confidence": round(min(sure, 0.3), 2),
+    }
+    return arguments, round(min(sure, 0.3), 2)
+
+
 def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Observation],
                         facts: Facts, scope: Scope,
                         doubted: Sequence[Candidate] = ()) -> tuple[dict[str, Any], float]:
     """The `submit_diagnosis` arguments, and the confidence they carry. `doubted` answers
     (turned down for doubt, not refuted) still weigh as rivals on that confidence."""
     if not ranked:
-        culprit = fallback_culprit(facts, scope)
-        summary = ("The data gathered does not show a cause that explains the report; "
-                   f"{name(culprit)} is where the symptom was reported.")
-        arguments = {
-            "category": "unknown",
-            "culprit": {"kind": culprit.kind, "namespace": culprit.namespace,
-                        "name": culprit.name},
-            "summary": summary, "evidence": [], "fix": "Investigate further by hand.",
-            "confidence": 0.1,
-        }
-        return arguments, 0.1
+        return _unknown([], observations, facts, scope, 0.1)
     best = ranked[0]
     rivals = [c for c in (ranked[1] if len(ranked) > 1 else None, *doubted) if c is not None]
     runner = max(rivals, key=lambda c: c.score) if rivals else None
@@ -75,6 +92,8 @@ def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Obse
     sure = confidence(best, runner)
     if not evidence:
         sure = round(min(sure, 0.35), 2)
+    if sure < UNSURE and best.strength < WEAK:
+        return _unknown(ranked[:3], observations, facts, scope, sure)
     culprit = best.culprit
     summary = (f"{name(culprit)}: {CATEGORY_WORDS[best.category]}. {best.headline}.")
     others = [c for c in ranked[1:3] if c.score >= 0.25]

@@ -21,7 +21,7 @@ from engines.analyzer import narrate
 from engines.analyzer.analysis import analyse, report_of
 from engines.analyzer.candidates import Candidate
 from engines.analyzer.detectors._common import DESCRIBE, SIGNALS, WORKLOADS
-from engines.analyzer.diagnose import diagnosis_arguments, gather_evidence
+from engines.analyzer.diagnose import UNSURE, diagnosis_arguments, gather_evidence
 from engines.analyzer.facts import Facts
 from engines.analyzer.hypotheses import AnalyzerHypotheses
 from engines.analyzer.planner import (
@@ -35,6 +35,7 @@ from engines.analyzer.planner import (
     suggested,
     survey,
     sweep,
+    widen,
 )
 from engines.analyzer.reflect import reflect
 from engines.analyzer.scope import Scope
@@ -77,6 +78,11 @@ def decide(request: ModelRequest) -> ModelReply:
         box = Toolbox({k: v for k, v in specs.items() if k != SUBMIT_TOOL}, transcript,
                       request.constraint_set.excluded_namespaces)
         thought = _plan(box, transcript, facts, scope, ranked, report_of(request))
+        if not box.calls and diagnosis_arguments(ranked, transcript.observations, facts,
+                                                 scope, doubted)[1] < UNSURE:
+            widen(box, facts, scope, ranked)
+            thought = narrate.widen_thought(sorted({str(a["namespace"]) for _, a, _ in
+                                                    box.calls if a.get("namespace")}), ranked)
         if box.calls:
             calls = tuple(ToolCall(f"analyzer_{request.step}_{i}", tool, args,
                                    json.dumps(args, sort_keys=True))
@@ -84,7 +90,8 @@ def decide(request: ModelRequest) -> ModelReply:
             return ModelReply(thought, calls)
     arguments, sure = diagnosis_arguments(ranked, transcript.observations, facts, scope,
                                           doubted)
-    thought = narrate.conclusion_thought(ranked[0] if ranked else None, sure, stopped)
+    lead = ranked[0] if ranked and arguments["category"] != "unknown" else None
+    thought = narrate.conclusion_thought(lead, sure, stopped)
     call = ToolCall(f"analyzer_{request.step}_submit", SUBMIT_TOOL, arguments,
                     json.dumps(arguments, sort_keys=True))
     return ModelReply(thought, (call,))

@@ -14,9 +14,11 @@ CPU limit throttles it is not (that is the more specific cause).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from engines.analyzer.candidates import Candidate, merge
-from engines.analyzer.facts import Ref
+from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.graph import SLACK, Graph, build_graph, explained_by, key, onset
 from engines.analyzer.rejections import Rejection
 from engines.analyzer.scope import Scope
 
@@ -28,7 +30,7 @@ BATCH_KINDS = frozenset({"Job", "CronJob"})
 BATCH_HINT = 0.6  # a batch culprit when the report misses what batches make (statements...)
 
 
-def relevance(candidate: Candidate, scope: Scope, callers: dict[Ref, set[Ref]]) -> float:
+def relevance(candidate: Candidate, scope: Scope, graph: Graph) -> float:
     """0.3..1: how directly the report points at the culprit or what it affects."""
     if not scope.workloads and not scope.namespaces:
         return UNSCOPED
@@ -37,8 +39,8 @@ def relevance(candidate: Candidate, scope: Scope, callers: dict[Ref, set[Ref]]) 
     if culprit.kind in BATCH_KINDS and "batch" in scope.symptoms:
         best = max(best, BATCH_HINT)
     for ref in candidate.affects:
-        best = max(best, 0.95 * _reach(ref, scope, callers))
-    best = max(best, _reach(culprit, scope, callers, own=False))
+        best = max(best, 0.95 * _reach(ref, scope, graph))
+    best = max(best, _reach(culprit, scope, graph, own=False))
     return FLOOR + (1.0 - FLOOR) * min(best, 1.0)
 
 
@@ -46,19 +48,19 @@ HOP = 0.85  # what each hop down a call chain keeps of the report's pointing at 
 HOPS = 3
 
 
-def _reach(ref: Ref, scope: Scope, callers: dict[Ref, set[Ref]], *, own: bool = True) -> float:
+def _reach(ref: Ref, scope: Scope, graph: Graph, *, own: bool = True) -> float:
     """How strongly the report points at `ref` itself (if `own`) or at a workload that calls
     it, directly or through up to three hops (a slow API two services below the one the
     report names is still its cause)."""
     best = scope.weight(ref.namespace, ref.name) if own else 0.0
-    frontier, seen, factor = {ref}, {ref}, 1.0
+    frontier, seen, factor = {key(ref)}, {key(ref)}, 1.0
     for _ in range(HOPS):
         factor *= HOP
-        frontier = {c for r in frontier for c in callers.get(r, ()) if c not in seen}
+        frontier = {c for r in frontier for c in graph.dependents(r) if c not in seen}
         if not frontier:
             break
         seen |= frontier
-        best = max(best, factor * max(scope.weight(c.namespace, c.name) for c in frontier))
+        best = max(best, factor * max(scope.weight(*c) for c in frontier))
     return best
 
 
@@ -103,16 +105,6 @@ def _outage(candidates: Sequence[Candidate], candidate: Candidate) -> Candidate 
                  and c.culprit.name == ref.name), None)
 
 
-def _blocked(candidates: Sequence[Candidate], ref: Ref,
-             callers: dict[Ref, set[Ref]]) -> Candidate | None:
-    """A network candidate, strong enough once its own demotions count (a policy in place
-    long before the failures), that cuts off this workload or what it calls."""
-    called = {callee for callee, who in callers.items() if ref in who}
-    return next((c for c in candidates if c.category == "network"
-                 and c.strength * c.penalty >= 0.5
-                 and (ref in c.affects or called & set(c.affects))), None)
-
-
 BACKLOG = frozenset({"exhausted-threads", "exhausted-workers", "exhausted-queue capacity"})
 
 
@@ -141,23 +133,8 @@ def _out_of_room(candidates: Sequence[Candidate], ref: Ref) -> bool:
                and ROOM & {clue.topic for clue in c.clues} for c in candidates)
 
 
-def _fails_by_itself(candidates: Sequence[Candidate], caller: Candidate) -> Candidate | None:
-    """A strong cause of its own in the in-cluster workload a caller's failures name: the
-    caller only relays it."""
-    return next((c for c in candidates if c.category != "dependency_failure"
-                 and c.culprit in caller.blames and c.strength >= 0.5), None)
-
-
-def _starved_by(candidates: Sequence[Candidate], ref: Ref) -> Candidate | None:
-    """Another workload that exhausts a shared resource (a database's connections) this
-    one is refused: its errors are that exhaustion's, not its own."""
-    return next((c for c in candidates if c.category == "resource_exhaustion"
-                 and c.culprit != ref and ref in c.affects and c.strength >= 0.5), None)
-
-
-def apply_precedence(candidates: Sequence[Candidate],
-                     callers: dict[Ref, set[Ref]] | None = None) -> None:
-    """Demote candidates that a more specific or more causal one explains."""
+def apply_precedence(candidates: Sequence[Candidate]) -> None:
+    """Demote candidates that a more specific cause of the same node explains."""
     for candidate in candidates:
         ref = candidate.culprit
         if _outage(candidates, candidate) is not None:
@@ -181,6 +158,12 @@ def apply_precedence(candidates: Sequence[Candidate],
         if candidate.category == "crash_loop" and _strongest(candidates, ref,
                                                              ("oom_killed",)) >= 0.6:
             candidate.demote(0.5, "the restarts are OOM kills")
+        if candidate.category == "crash_loop" and _strongest(candidates, ref,
+                                                             ("certificate",)) >= 0.6:
+            candidate.demote(0.5, "it exits on a TLS certificate: that is the cause")
+        if candidate.category == "cpu_throttling" and not killed_by_probe and _strongest(
+                candidates, ref, ("oom_killed", "crash_loop")) >= 0.6:
+            candidate.demote(0.6, "it also restarts: the restarts are the cause")
         if candidate.category == "crash_loop" and _out_of_room(candidates, ref):
             candidate.demote(0.5, "it dies because its disk or file descriptors run out")
         if candidate.category == "cpu_throttling" and _strongest(
@@ -193,20 +176,9 @@ def apply_precedence(candidates: Sequence[Candidate],
         if candidate.category == "resource_exhaustion" and _strongest(
                 candidates, ref, ("autoscaling_limit",)) >= 0.5:
             candidate.demote(0.6, "it is saturated because its autoscaler is capped")
-        if candidate.category == "dependency_failure" and (
-                other := _blocked(candidates, ref, callers or {})) is not None:
-            what = "its traffic" if ref in other.affects else "the traffic of what it calls"
-            candidate.demote(0.5, f"{other.culprit} blocks {what}")
         if candidate.category == "dependency_failure" and _strongest(
                 candidates, ref, ("certificate",)) >= 0.5:
             candidate.demote(0.5, "its calls fail on a TLS certificate")
-        if candidate.category == "dependency_failure" and (
-                own := _fails_by_itself(candidates, candidate)) is not None:
-            candidate.demote(0.5, f"{own.culprit.name}, which it calls, fails by itself "
-                             f"({own.category.replace('_', ' ')})")
-        if candidate.category in ("dependency_failure", "bad_rollout") and (
-                holder := _starved_by(candidates, ref)) is not None:
-            candidate.demote(0.5, f"{holder.culprit.name} exhausts what it is refused")
         if candidate.category in ("dependency_failure", "bad_rollout", "resource_exhaustion",
                                   "cpu_throttling") and _strongest(
                 candidates, ref, ("image_pull", "unschedulable", "quota_exceeded")) >= 0.6:
@@ -220,21 +192,52 @@ def is_rejected(candidate: Candidate, rejections: Sequence[Rejection]) -> bool:
                for r in rejections)
 
 
-def rank(candidates: Iterable[Candidate], scope: Scope, callers: dict[Ref, set[Ref]], *,
-         excluded: frozenset[str] = frozenset(),
+def _throttled_first(probe: Candidate, candidates: Sequence[Candidate],
+                     onsets: dict[int, datetime | None]) -> Candidate | None:
+    """A strong CPU throttling of the probed workload that began no later than the probe
+    failures: the probes time out because the container is starved of CPU."""
+    began = onsets.get(id(probe))
+    return next((c for c in candidates if c.category == "cpu_throttling"
+                 and c.culprit == probe.culprit and c.strength >= 0.6
+                 and (when := onsets.get(id(c))) is not None and began is not None
+                 and when <= began + SLACK), None)
+
+
+def walk(candidates: Sequence[Candidate], graph: Graph, facts: Facts) -> None:
+    """The root cause is the earliest own anomaly on the path: a candidate that something
+    it depends on explains (graph.explained_by) is demoted as that fault's victim."""
+    onsets = {id(c): onset(c, facts) for c in candidates}
+    for candidate in candidates:
+        if candidate.category == "probe_failure" and (
+                throttled := _throttled_first(candidate, candidates, onsets)) is not None:
+            candidate.demote(0.5, f"its probes time out since its CPU limit throttles it "
+                             f"({throttled.headline[:60]})")
+    verdicts = [(c, explained_by(c, candidates, graph, onsets)) for c in candidates]
+    for candidate, cause in verdicts:
+        if cause is not None:
+            candidate.demote(0.5, f"{cause.culprit}, which it depends on, fails by itself "
+                             f"({cause.category.replace('_', ' ')})")
+
+
+def rank(candidates: Iterable[Candidate], scope: Scope, facts: Facts, *,
+         graph: Graph | None = None, excluded: frozenset[str] = frozenset(),
          rejected: Sequence[Rejection] = ()) -> list[Candidate]:
-    """Merged candidates, constraints applied, best first (ties broken by name)."""
+    """Merged candidates, constraints applied, the graph walked, best first (ties broken
+    by name). `graph` adds links known beforehand to those the facts show."""
     ranked = []
-    for candidate in merge(candidates):
+    merged = merge(candidates)
+    graph = build_graph(facts, merged, graph)
+    for candidate in merged:
         culprit = candidate.culprit
         if culprit.namespace and culprit.namespace in excluded:
             continue
         if is_rejected(candidate, rejected):
             continue
-        candidate.relevance = relevance(candidate, scope, callers)
+        candidate.relevance = relevance(candidate, scope, graph)
         _ignore(candidate, scope.ignored_terms)
         if candidate.clues:
             ranked.append(candidate)
-    apply_precedence(ranked, callers)
+    apply_precedence(ranked)
+    walk(ranked, graph, facts)
     ranked.sort(key=lambda c: (-round(c.score, 6), c.category, str(c.culprit)))
     return ranked

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors import run_detectors
-from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.narrate import CATEGORY_WORDS, name
 from engines.analyzer.ranking import rank
 from engines.analyzer.readers import build_facts
@@ -61,7 +60,7 @@ def reflect(transcript: Sequence[Message], diagnosis: Diagnosis | None = None,
     else:
         parts.append("The previous attempt ended without a diagnosis"
                      + (f": {feedback.strip()}" if feedback.strip() else "") + ".")
-    ranked = rank(run_detectors(facts, scope), scope, callers_by_callee(facts),
+    ranked = rank(run_detectors(facts, scope), scope, facts,
                   rejected=rejected)
     rivals = [c for c in ranked[:2] if c.score >= 0.15]
     if rivals:

@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engines.analyzer.candidates import Candidate
-from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.facts import Facts
 from engines.analyzer.observation_text import parse_observation
 from engines.analyzer.ranking import rank
@@ -43,7 +42,7 @@ def scope_of(facts: Facts, report: str, **kwargs: Any) -> Scope:
 
 def ranked(facts: Facts, report: str, candidates: Sequence[Candidate]) -> list[Candidate]:
     scope = scope_of(facts, report)
-    return rank(candidates, scope, callers_by_callee(facts))
+    return rank(candidates, scope, facts)
 
 
 def workload(name: str, namespace: str = "shop", *, kind: str = "Deployment", ready: str = "3/3",

@@ -238,7 +238,8 @@ def test_a_new_egress_policy_that_excepts_the_database_address_is_the_culprit() 
     assert not any(f.tool == "k8s_get_object" for f in found[0].followups)
     demoted = {c.culprit.name: c.demoted_because for c in found
                if c.category == "dependency_failure"}
-    assert "NetworkPolicy courses/baseline-egress blocks its traffic" in demoted["catalog-api"]
+    assert "NetworkPolicy courses/baseline-egress, which it depends on, fails by itself (network)" \
+        in demoted["catalog-api"]
     # course-web's 500s name catalog-api, whose own error rate rose: they are its failure
     assert "course-web" not in demoted
 

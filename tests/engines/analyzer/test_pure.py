@@ -5,6 +5,7 @@ from __future__ import annotations
 from engines.analyzer.candidates import Candidate, Clue, confidence, merge
 from engines.analyzer.diagnose import diagnosis_arguments
 from engines.analyzer.facts import Ref
+from engines.analyzer.graph import Graph
 from engines.analyzer.quotes import cut_quote
 from engines.analyzer.ranking import rank
 from engines.analyzer.rejections import parse_rejections
@@ -137,15 +138,16 @@ def test_relevance_lets_the_named_workload_beat_a_louder_neighbour() -> None:
     facts = facts_of(workloads(workload("checkout"), workload("batch", "jobs")))
     scope = build_scope("checkout keeps failing", facts, NOW)
     best, other = rank([_candidate("crash_loop", "batch", 0.9, "jobs"),
-                        _candidate("oom_killed", "checkout", 0.6)], scope, {})
+                        _candidate("oom_killed", "checkout", 0.6)], scope, facts)
     assert best.culprit.name == "checkout" and other.relevance < 0.5
 
 
 def test_callers_make_an_unnamed_callee_relevant() -> None:
     facts = facts_of(workloads(workload("frontend"), workload("checkout")))
     scope = build_scope("frontend returns 502", facts, NOW)
-    callers = {Ref("Deployment", "shop", "checkout"): {Ref("Deployment", "shop", "frontend")}}
-    (only,) = rank([_candidate("oom_killed", "checkout", 0.8)], scope, callers)
+    calls = Graph()
+    calls.add(Ref("Deployment", "shop", "frontend"), Ref("Deployment", "shop", "checkout"))
+    (only,) = rank([_candidate("oom_killed", "checkout", 0.8)], scope, facts, graph=calls)
     assert only.relevance > 0.85
 
 
@@ -153,14 +155,14 @@ def test_precedence_exclusions_and_rejections() -> None:
     facts = facts_of(workloads(workload("api"), workload("api", "kube-system")))
     scope = build_scope("api is broken", facts, NOW)
     found = rank([_candidate("bad_rollout", "api", 0.7), _candidate("image_pull", "api", 0.6),
-                  _candidate("crash_loop", "api", 0.9, "kube-system")], scope, {},
+                  _candidate("crash_loop", "api", 0.9, "kube-system")], scope, facts,
                  excluded=frozenset({"kube-system"}))
     assert [c.category for c in found] == ["image_pull", "bad_rollout"]
     assert found[1].demoted_because
     (rejected,) = parse_rejections([REJECTION_PHRASE.format(
         category="image_pull", culprit="Deployment shop/api", reason="no")])
     again = rank([_candidate("bad_rollout", "api", 0.7), _candidate("image_pull", "api", 0.6)],
-                 scope, {}, rejected=[rejected])
+                 scope, facts, rejected=[rejected])
     assert [c.category for c in again] == ["bad_rollout"]
 
 
@@ -170,7 +172,7 @@ def test_ignored_topics_drop_clues_and_demote_culprits() -> None:
     noisy = Candidate("resource_exhaustion", Ref("Deployment", "shop", "cart"),
                       [Clue(0.6, "cart logs 'redis: pool timeout'", ("redis",)),
                        Clue(0.2, "5xx ratio rose", ("5xx",))])
-    (found,) = rank([noisy], scope, {})
+    (found,) = rank([noisy], scope, facts)
     assert [c.note for c in found.clues] == ["5xx ratio rose"]
 
 

@@ -1,0 +1,198 @@
+"""The causal graph: the things an incident involves, what depends on what, and each
+thing's own anomalies with their onsets.
+
+Nodes are objects by namespace and name (a Service and the workload of the same name are
+one node: the scoring rule treats them alike). An edge `a -> b` says that `a` depends on
+`b`, so that a fault of `b` can be what `a` shows:
+- calls: a workload's log lines name a host or a workload it calls (detectors/_targets.py),
+  or relay another workload's own error text word for word ("could not save: pq: <the
+  database's own error>"): the relayer calls the one that said it first;
+- hurts: a detector's candidate names the workloads its fault reaches (`affects`: the
+  callers of a broken DNS server, the pods a NetworkPolicy cuts off, the tenants of a
+  failing node), and a caller's failure names its callee (`blames`);
+- scales: a workload depends on its HorizontalPodAutoscaler, and an autoscaler that cannot
+  read its metrics depends on the server of the resource metrics API.
+
+Detectors produce the anomalies (candidates, candidates.py); `onset` dates each one from
+the times its own clues show. The walk (ranking.py) then asks, for a candidate that a
+dependency can explain, whether something it depends on has an anomaly of its own, strong
+and no later: that is the cause, and the category is that node's, never its victims'.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from engines.analyzer.candidates import Candidate
+from engines.analyzer.detectors._common import event_workload, pattern_workloads
+from engines.analyzer.detectors._targets import callers_by_callee
+from engines.analyzer.facts import Facts, Ref, parse_stamp
+
+Key = tuple[str, str]
+CALLS, HURTS, SCALES = "calls", "hurts", "scales"
+HOPS = 3
+SLACK = timedelta(minutes=5)  # how much later a cause may show than its first victim
+RELAY_MIN = 24  # characters of another workload's own error a relayed line must repeat
+_LEVEL = re.compile(r"^\W*(?:error|err|warn|warning|fatal|panic|info|log)\W+", re.I)
+METRICS_API = ("unable to get metrics", "failedgetresourcemetric", "failed to get cpu",
+               "failed to get memory", "unable to fetch metrics", "metrics.k8s.io")
+METRICS_SERVERS = ("metrics-server", "prometheus-adapter", "keda-operator-metrics")
+
+
+def key(ref: Ref) -> Key:
+    return ref.namespace, ref.name
+
+
+@dataclass(slots=True)
+class Graph:
+    """Who depends on whom (`needs[a]` holds what `a` depends on), with the workload each
+    node stands for so that a walk can name it."""
+
+    needs: dict[Key, dict[Key, str]] = field(default_factory=dict)
+    refs: dict[Key, Ref] = field(default_factory=dict)
+
+    def add(self, source: Ref, target: Ref, relation: str = CALLS) -> None:
+        if key(source) == key(target):
+            return
+        self.needs.setdefault(key(source), {}).setdefault(key(target), relation)
+        for ref in (source, target):
+            self.refs.setdefault(key(ref), ref)
+
+    def dependencies(self, ref: Ref, hops: int = HOPS) -> dict[Key, tuple[int, str]]:
+        """What `ref` depends on, directly or through up to `hops` edges: the distance, and
+        the relation of the first edge (how `ref` depends on that path)."""
+        found: dict[Key, tuple[int, str]] = {}
+        frontier = {n: r for n, r in self.needs.get(key(ref), {}).items()}
+        for depth in range(1, hops + 1):
+            frontier = {n: r for n, r in frontier.items() if n not in found and n != key(ref)}
+            if not frontier:
+                break
+            found.update({n: (depth, r) for n, r in frontier.items()})
+            frontier = {n: r for f, r in frontier.items() for n in self.needs.get(f, {})}
+        return found
+
+    def dependents(self, node: Key) -> set[Key]:
+        """What depends on `node` directly (its callers, its victims)."""
+        return {source for source, targets in self.needs.items() if node in targets}
+
+
+def build_graph(facts: Facts, candidates: Iterable[Candidate] = (),
+                known: Graph | None = None) -> Graph:
+    """The dependency edges the observations and the detectors' candidates show, added to
+    those `known` already."""
+    graph = Graph({k: dict(v) for k, v in known.needs.items()}, dict(known.refs)) if known \
+        else Graph()
+    for callee, callers in callers_by_callee(facts).items():
+        for caller in callers:
+            graph.add(caller, callee)
+    for caller, callee in _relays(facts):
+        graph.add(caller, callee)
+    for candidate in candidates:
+        for victim in candidate.affects:
+            graph.add(victim, candidate.culprit, HURTS)
+        for callee in candidate.blames:
+            graph.add(candidate.culprit, callee)
+    _scaling(facts, graph)
+    return graph
+
+
+def _relays(facts: Facts) -> list[tuple[Ref, Ref]]:
+    """(caller, callee) where the caller's log lines repeat the callee's own error, which
+    the callee said no later: the caller only passes on what it was answered."""
+    own: list[tuple[str, Ref, datetime | None]] = []
+    for pattern in facts.patterns:
+        owners = pattern_workloads(pattern, facts)
+        text = _LEVEL.sub("", pattern.template).strip().lower()
+        if owners and len(text) >= RELAY_MIN:
+            own.append((text, owners[0], pattern.first))
+    found: list[tuple[Ref, Ref]] = []
+    for pattern in facts.patterns:
+        owners = pattern_workloads(pattern, facts)
+        if not owners:
+            continue
+        line = pattern.template.lower()
+        for text, origin, first in own:
+            if origin != owners[0] and text in line and text != _LEVEL.sub("", line).strip() \
+                    and (first is None or pattern.first is None or first <= pattern.first):
+                found.append((owners[0], origin))
+    return found
+
+
+def _scaling(facts: Facts, graph: Graph) -> None:
+    """A workload depends on its autoscaler; one that cannot read the resource metrics
+    depends on the workloads that serve them."""
+    servers = [r for r in facts.workloads if any(n in r.name for n in METRICS_SERVERS)]
+    for autoscaler in facts.autoscalers.values():
+        if autoscaler.target is None:
+            continue
+        hpa = Ref("HorizontalPodAutoscaler", autoscaler.namespace, autoscaler.name)
+        graph.add(autoscaler.target, hpa, SCALES)
+        said = " ".join((*autoscaler.problems, *autoscaler.metrics,
+                         *(e.message + " " + e.reason for e in facts.events
+                           if e.kind == "HorizontalPodAutoscaler" and e.name == autoscaler.name
+                           and e.namespace == autoscaler.namespace))).lower()
+        if any(n in said for n in METRICS_API):
+            for server in servers:
+                graph.add(hpa, server, SCALES)
+    for event in facts.events:  # autoscalers not listed, known from their warnings
+        if event.kind == "HorizontalPodAutoscaler" and any(
+                n in f"{event.reason} {event.message}".lower() for n in METRICS_API):
+            for server in servers:
+                graph.add(Ref(event.kind, event.namespace, event.name), server, SCALES)
+
+
+def onset(candidate: Candidate, facts: Facts) -> datetime | None:
+    """When the candidate's own anomaly began: the earliest time its clues print, or the
+    first sighting of a log line or event they quote, on its own node."""
+    times: list[datetime] = []
+    node = key(candidate.culprit)
+    needles = {n.lower() for clue in candidate.clues for n in clue.needles if len(n) >= 6}
+    for clue in candidate.clues:
+        if (moment := parse_stamp(clue.note)) is not None:
+            times.append(moment)
+    if needles:
+        for pattern in facts.patterns:
+            if pattern.first is not None and any(n in pattern.text.lower() for n in needles) \
+                    and node in {key(r) for r in pattern_workloads(pattern, facts)}:
+                times.append(pattern.first)
+        for event in facts.events:
+            ref = event_workload(facts, event)
+            if event.first is not None and ref is not None and key(ref) == node and any(
+                    n in event.message.lower() for n in needles):
+                times.append(event.first)
+    return min(times) if times else None
+
+
+# What a fault further down a path of each relation can be the cause of: a caller's failed
+# calls, a new revision's errors, a pool or disk that runs out while its dependency is what
+# fails; and a workload that saturates because its autoscaler cannot add pods.
+VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion"}),
+           SCALES: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion",
+                              "cpu_throttling", "autoscaling_limit"})}
+VICTIMS[HURTS] = VICTIMS[CALLS]
+LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
+
+
+def explained_by(candidate: Candidate, candidates: Sequence[Candidate], graph: Graph,
+                 onsets: dict[int, datetime | None]) -> Candidate | None:
+    """The strongest anomaly of something the candidate's node depends on, no later than
+    the candidate's own (give or take SLACK), and not itself only a failed dependency: the
+    earlier fault on the path, of which this candidate is a victim."""
+    reach = graph.dependencies(candidate.culprit)
+    when = onsets.get(id(candidate))
+    causes = []
+    for other in candidates:
+        depth, relation = reach.get(key(other.culprit), (0, ""))
+        if not depth or candidate.category not in VICTIMS[relation] or \
+                other.category == "dependency_failure" or \
+                other.strength * other.penalty < LEAST[relation]:
+            continue
+        began = onsets.get(id(other))
+        if when is not None and began is not None and began > when + SLACK:
+            continue
+        causes.append(other)
+    return max(causes, key=lambda c: (c.strength * c.penalty, -reach[key(c.culprit)][0]),
+               default=None)
