@@ -240,6 +240,10 @@ class GotEngine:
         if draft is None:
             return ["no diagnosis came out of the merge"]
         problems = mechanical_problems(draft, observations, incident.text, incident.now)
+        if draft.category == "unknown":  # never right: worth a fix while fixes remain
+            problems.append("the merged answer names no cause; read what the sub-problems "
+                            "did not (Ingresses, Services and their endpoints, "
+                            "NetworkPolicies, recent rollouts) before answering")
         return [*problems, *await ops.verify(request, draft)]
 
     @staticmethod

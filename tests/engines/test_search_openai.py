@@ -147,6 +147,30 @@ async def test_got_through_the_loopback_api_fixes_an_unquoted_merge() -> None:
                                             "record_verdict"]
 
 
+async def test_got_gives_a_merge_that_names_no_cause_another_look() -> None:
+    """`unknown` is never right: while fixes remain, got sends it back to be read further."""
+    unknown = {**DIAGNOSIS, "category": "unknown", "confidence": 0.3}
+    async with FakeOpenAIServer() as server:
+        server.script(
+            _calls("record_subproblems", {"subproblems": [
+                {"source": "cluster", "focus": "checkout's pods"}]}),
+            _calls("k8s_pod_status", PODS),
+            _calls("submit_diagnosis", unknown),  # the part finds no cause
+            _calls("submit_diagnosis", unknown),  # nor does the merge
+            _calls("record_verdict", {"problems": []}),  # the model is content...
+            _calls("k8s_pod_status", PODS),  # ...got is not: a fix reads again
+            _calls("submit_diagnosis", DIAGNOSIS),
+            _calls("record_verdict", {"problems": []}),
+        )
+        result, _ = await _run(server, GotEngine(EngineConfig(max_steps=5,
+                                                              timeout_seconds=20)))
+        fix_note = server.chat_requests[5]["messages"][-1]["content"]
+        assert not server.refusals
+    assert result.attempts == 2 and result.diagnosis is not None
+    assert is_correct(result.diagnosis, SCENARIO.truth)
+    assert "names no cause" in fix_note
+
+
 def test_the_verifier_checks_quotes_and_the_onset() -> None:
     diagnosis = Diagnosis.model_validate({**DIAGNOSIS, "evidence": [
         {"tool": "k8s_events", "quote": "OOMKilled at 10:40"}]})
