@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.monitor import percentile
 from bot.wiring import Setting, build_check_model, build_model, investigate, sandbox_setting
 from engines.constraints import ConstraintInbox
 from engines.diagnosis import is_correct
@@ -77,7 +77,7 @@ class EvalReport:
             scenarios=count,
             correct=correct,
             mean_steps=round(sum(r.steps for r in ran) / len(ran), 2) if ran else 0.0,
-            p95_seconds=round(percentile([r.seconds for r in rows], 95), 3),
+            p95_seconds=round(percentile([r.seconds for r in rows], 0.95) or 0.0, 3),
             tokens_in=sum(r.tokens_in for r in rows),
             tokens_out=sum(r.tokens_out for r in rows),
             errors=sum(r.error is not None for r in rows),
@@ -92,15 +92,6 @@ class EvalReport:
         summary = asdict(self.summary)
         summary.pop("errors")
         return {"results": results, "summary": summary}
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile; 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 def scenario_refs(folder: Path | None) -> list[str | Path]:

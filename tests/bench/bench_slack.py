@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 
+from bot.monitor import percentile as nearest_rank
 from tests.bot.harness import bot_process, ended
 from tests.fakes.slack_api import FakeSlack, SlackSender
 
@@ -56,8 +57,8 @@ class SlackThread:
 
 
 def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+    """bot.monitor's nearest-rank percentile, 0 for no values (the figures print floats)."""
+    return nearest_rank(values, q) or 0.0
 
 
 async def _all_diagnosed(slack: FakeSlack, threads: list[tuple[str, str]]) -> None:
