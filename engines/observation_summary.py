@@ -26,7 +26,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from engines.errors import ModelError
 from engines.hypotheses_asked import arguments_of
@@ -61,7 +61,6 @@ class SelectionRequest:
     incident: str
 
 
-@runtime_checkable
 class LineSelector(Protocol):
     """Who chooses the lines to keep, most important first (1-based numbers)."""
 
@@ -122,10 +121,8 @@ class CodeSelection:
 
 
 def selector_for(model: Model, *, is_code: bool = False) -> LineSelector:
-    """The model's own selection when it has one; `is_code` (the analyzer) selects by
-    `salient_lines`; any other model is asked through `complete`."""
-    if isinstance(model, LineSelector):
-        return model
+    """`is_code` (the analyzer) selects by `salient_lines`; an LLM is asked through
+    `complete`."""
     return CodeSelection() if is_code else AskedSelection(model)
 
 
