@@ -11,8 +11,8 @@ import itertools
 import logging
 from collections.abc import Iterable
 
-from bot import render
 from bot.investigations.investigation import Approval, Investigation
+from bot.render_approvals import approval_decided, approval_request
 from tools.registry import Tool
 
 log = logging.getLogger(__name__)
@@ -41,14 +41,14 @@ class Approvals:
         def posted(ts: str) -> None:
             approval.ts = ts
 
-        reporter.post(render.approval_request(approval_id, description, tool.name), posted)
+        reporter.post(approval_request(approval_id, description, tool.name), posted)
         try:
             approved, user = await asyncio.wait_for(future, self.timeout)
         except TimeoutError:
             approved, user = False, ""
         finally:
             investigation.approvals.pop(approval_id, None)
-        reporter.edit(lambda: approval.ts, render.approval_decided(description, approved, user))
+        reporter.edit(lambda: approval.ts, approval_decided(description, approved, user))
         reporter.waiting(False)
         log.info("approval %s %s by %s", approval_id, "granted" if approved else "denied",
                  user or "timeout")
