@@ -91,6 +91,17 @@ async def sqlite_replicas(tmp_path: Path) -> AsyncIterator[tuple[Store, Store]]:
         yield both
 
 
+@contextlib.asynccontextmanager
+async def _pair(stores: tuple[Store, Store], session: aiohttp.ClientSession) -> AsyncIterator[
+        tuple[FakeSlack, StoreBot, StoreBot, SlackSender, SlackSender]]:
+    """One Slack, the owner's bot on the first store and another replica's on the second,
+    and a sender to each."""
+    async with FakeSlack() as slack, StoreBot(slack, stores[0]) as owner, \
+            StoreBot(slack, stores[1]) as other:
+        yield (slack, owner, other, SlackSender(f"{owner.url}/slack/events", session),
+               SlackSender(f"{other.url}/slack/events", session))
+
+
 async def _events(store: Store, channel: str, ts: str) -> list[Event]:
     record = await store.find_by_thread(channel, ts)
     assert record is not None
@@ -106,10 +117,7 @@ async def _undelivered(store: Store, channel: str, ts: str) -> int:
 async def test_replies_to_the_other_replica_are_obeyed_in_order_and_once(
     replicas: tuple[Store, Store], session: aiohttp.ClientSession,
 ) -> None:
-    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
-            StoreBot(slack, replicas[1]) as other:
-        to_owner = SlackSender(f"{owner.url}/slack/events", session)
-        to_other = SlackSender(f"{other.url}/slack/events", session)
+    async with _pair(replicas, session) as (slack, owner, other, to_owner, to_other):
         _, ts = await to_owner.mention("CINBOX", "UALICE", f"[gate:inbox] [kube-system] {REPORT}")
         await slack.wait_for(lambda f: posted_with(f, "CINBOX", ts, "*Step 1*"))
         await to_other.message("CINBOX", "UBOB", "please stay out of kube-system", thread_ts=ts)
@@ -142,10 +150,7 @@ async def test_a_reply_delivered_to_both_replicas_is_applied_once(
 ) -> None:
     """Slack's retry (or a second Socket Mode connection) brings the same reply to the owner
     and to the other replica: the copy that comes through the inbox is not applied again."""
-    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
-            StoreBot(slack, replicas[1]) as other:
-        to_owner = SlackSender(f"{owner.url}/slack/events", session)
-        to_other = SlackSender(f"{other.url}/slack/events", session)
+    async with _pair(replicas, session) as (slack, owner, _other, to_owner, to_other):
         _, ts = await to_owner.mention("CTWICE", "UALICE", f"[gate:twice] {REPORT}")
         await slack.wait_for(lambda f: posted_with(f, "CTWICE", ts, "*Step 1*"))
         reply_ts = SlackSender.new_ts()
@@ -176,10 +181,7 @@ async def test_a_reply_delivered_to_both_replicas_is_applied_once(
 async def test_a_stop_click_on_the_other_replica_stops_the_run(
     replicas: tuple[Store, Store], session: aiohttp.ClientSession,
 ) -> None:
-    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
-            StoreBot(slack, replicas[1]) as other:
-        to_owner = SlackSender(f"{owner.url}/slack/events", session)
-        to_other = SlackSender(f"{other.url}/slack/events", session)
+    async with _pair(replicas, session) as (slack, owner, _other, to_owner, to_other):
         _, ts = await to_owner.mention("CSTOPX", "UALICE", f"[gate:stopx] {REPORT}")
         status = await slack.wait_for(
             lambda f: next((m for m in f.thread("CSTOPX", ts)
@@ -197,10 +199,7 @@ async def test_a_stop_click_on_the_other_replica_stops_the_run(
 async def test_an_edit_and_an_undo_on_the_other_replica_change_the_owners_constraints(
     replicas: tuple[Store, Store], session: aiohttp.ClientSession,
 ) -> None:
-    async with FakeSlack() as slack, StoreBot(slack, replicas[0]) as owner, \
-            StoreBot(slack, replicas[1]) as other:
-        to_owner = SlackSender(f"{owner.url}/slack/events", session)
-        to_other = SlackSender(f"{other.url}/slack/events", session)
+    async with _pair(replicas, session) as (slack, owner, _other, to_owner, to_other):
         _, ts = await to_owner.mention("CEDIT", "UALICE", f"[gate:edit] {REPORT}")
         await slack.wait_for(lambda f: posted_with(f, "CEDIT", ts, "*Step 1*"))
         _, reply_ts = await to_other.message("CEDIT", "UBOB", "please stay out of kube-system",
@@ -346,10 +345,7 @@ async def test_a_notification_delivers_at_once_without_waiting_for_the_poll(
 ) -> None:
     """PostgreSQL only: with a poll of a minute, the reply still arrives within seconds."""
     monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "60")
-    async with FakeSlack() as slack, StoreBot(slack, pg_replicas[0]) as owner, \
-            StoreBot(slack, pg_replicas[1]) as other:
-        to_owner = SlackSender(f"{owner.url}/slack/events", session)
-        to_other = SlackSender(f"{other.url}/slack/events", session)
+    async with _pair(pg_replicas, session) as (slack, owner, _other, to_owner, to_other):
         await _listening(pg_replicas[0], 2)
         _, ts = await to_owner.mention("CNOTE", "UALICE", f"[gate:note] {REPORT}")
         await slack.wait_for(lambda f: posted_with(f, "CNOTE", ts, "*Step 1*"))
@@ -371,10 +367,7 @@ async def test_a_reply_the_owner_had_not_claimed_by_the_end_is_kept_as_feedback(
     the reply when its run ends; the end sweeps it into the feedback, and a reply after the
     recorded end is feedback at once, with nothing left in the inbox."""
     monkeypatch.setenv("TRIAGE_INBOX_POLL_SECONDS", "60")
-    async with FakeSlack() as slack, StoreBot(slack, sqlite_replicas[0]) as owner, \
-            StoreBot(slack, sqlite_replicas[1]) as other:
-        to_owner = SlackSender(f"{owner.url}/slack/events", session)
-        to_other = SlackSender(f"{other.url}/slack/events", session)
+    async with _pair(sqlite_replicas, session) as (slack, owner, _other, to_owner, to_other):
         _, ts = await to_owner.mention("CLATE", "UALICE", f"[gate:late] {REPORT}")
         await slack.wait_for(lambda f: posted_with(f, "CLATE", ts, "*Step 1*"))
         await to_other.message("CLATE", "UBOB", "please stay out of kube-system", thread_ts=ts)
