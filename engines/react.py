@@ -14,16 +14,15 @@ import logging
 import time
 from collections.abc import Sequence
 
-from pydantic import ValidationError
-
 from engines import _intake, prompts
+from engines._acting import accept_submission, run_calls
 from engines._history import History
 from engines._loop import call_key
 from engines._replay import replay
 from engines._rewind import rewind
 from engines.budgets import reply_tokens
 from engines.constraints import ConstraintInbox, ConstraintSet
-from engines.diagnosis import SUBMIT_TOOL, Diagnosis
+from engines.diagnosis import SUBMIT_TOOL
 from engines.errors import ModelError, TriageError
 from engines.events import (
     DiagnosisSubmitted,
@@ -34,10 +33,8 @@ from engines.events import (
     ObservationReceived,
     StopReason,
     ThoughtRecorded,
-    ToolCalled,
     discard,
 )
-from engines.evidence import placed
 from engines.incident import Incident
 from engines.model import (
     AssistantMessage,
@@ -87,7 +84,6 @@ from engines.run_state import (
 from engines.short_catalog import asked_for, offered, wants_short_catalog
 from engines.steering import Vocabulary
 from engines.text_transcript import catalog_tokens
-from engines.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
@@ -357,10 +353,10 @@ class ReactEngine:
         run.empty_replies = 0
         calls = [c for c in reply.tool_calls if c.name != SUBMIT_TOOL]
         submissions = [c for c in reply.tool_calls if c.name == SUBMIT_TOOL]
-        observations = await self._run_calls(run, calls)
+        observations = await run_calls(run, calls)
         run.asked_tools |= asked_for((c.name, c.arguments) for c in calls)
         for submission in submissions:
-            self._submit(run, submission)
+            accept_submission(run, submission)
             if run.diagnosis is not None:
                 await run.emit(DiagnosisSubmitted(run.incident.id, run.step, run.diagnosis))
                 return None
@@ -377,76 +373,6 @@ class ReactEngine:
             run.history.append(UserMessage(message))
             await run.emit(ErrorOccurred(run.incident.id, run.step, message))
         return None
-
-    async def _run_calls(self, run: _Run, calls: Sequence[ToolCall]) -> list[str]:
-        for call in calls:
-            await run.emit(
-                ToolCalled(
-                    run.incident.id,
-                    run.step,
-                    call.id,
-                    call.name,
-                    dict(call.arguments or {}),
-                    run.toolset.describe(call),
-                )
-            )
-        results = await asyncio.gather(*(run.toolset.call(call) for call in calls))
-        run.tool_calls += len(calls)
-        texts: list[str] = []
-        for call, result in zip(calls, results, strict=True):
-            tokens = count_tokens(result.text)
-            run.observation_tokens += tokens
-            run.raw_observation_tokens += max(result.raw_tokens, tokens)
-            run.history.append(
-                ToolMessage(call.id, call.name, result.text, result.status)
-            )
-            texts.append(result.text)
-            run.observations.append((run.step, call.name, result.text))
-            await run.emit(
-                ObservationReceived(
-                    run.incident.id,
-                    run.step,
-                    call.id,
-                    call.name,
-                    result.status,
-                    result.text,
-                    result.data,
-                    result.cached,
-                    result.seconds,
-                    tokens,
-                    result.raw_tokens,
-                )
-            )
-        return texts
-
-    def _submit(self, run: _Run, call: ToolCall) -> None:
-        """Validate a submitted diagnosis; an invalid one goes back with the reasons."""
-        problem: str
-        if call.arguments is None:
-            problem = f"the arguments are not valid JSON: {call.raw_arguments[:200]!r}"
-        else:
-            try:
-                # Quotes made whole, with the step that shows them, before anyone reads them.
-                run.diagnosis = placed(Diagnosis.model_validate(call.arguments),
-                                       run.observations)
-                if run.guide is not None:
-                    run.diagnosis = run.guide.amend(run.diagnosis)
-            except ValidationError as exc:
-                problem = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'diagnosis'}: {e['msg']}"
-                    for e in exc.errors()
-                )
-            else:
-                run.history.append(ToolMessage(call.id, SUBMIT_TOOL, "Diagnosis accepted."))
-                return
-        run.history.append(
-            ToolMessage(
-                call.id,
-                SUBMIT_TOOL,
-                f"ERROR: invalid diagnosis ({problem}); fix it and call {SUBMIT_TOOL} again.",
-                "error",
-            )
-        )
 
     async def _final_turn(self, run: _Run, reason: StopReason, detail: str) -> None:
         """One last turn, submit only, so a stopped run still says what it found."""
@@ -467,7 +393,7 @@ class ReactEngine:
         run.history.append(AssistantMessage(reply.thought, reply.tool_calls))
         for call in reply.tool_calls:
             if call.name == SUBMIT_TOOL:
-                self._submit(run, call)
+                accept_submission(run, call)
                 if run.diagnosis is not None:
                     await run.emit(DiagnosisSubmitted(run.incident.id, run.step, run.diagnosis))
                     return
