@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from engines.analyzer.transcript import Observation
 
+T = TypeVar("T")
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
 
 
@@ -317,16 +318,10 @@ class Facts:
     observations: tuple[Observation, ...] = ()
 
     def signals_of(self, ref: Ref) -> Signals | None:
-        for key, value in self.signals.items():
-            if key.namespace == ref.namespace and key.name == ref.name:
-                return value
-        return None
+        return _same_node(self.signals, ref)
 
     def rollout_of(self, ref: Ref) -> Rollout | None:
-        for key, value in self.rollouts.items():
-            if key.namespace == ref.namespace and key.name == ref.name:
-                return value
-        return None
+        return _same_node(self.rollouts, ref)
 
     def workload_of_pod(self, namespace: str, pod: str) -> Ref | None:
         known = self.pods.get((namespace, pod))
@@ -334,6 +329,13 @@ class Facts:
             return known.owner
         matches = [r for r in self.workloads if r.namespace == namespace and owns(r.name, pod)]
         return max(matches, key=lambda r: len(r.name)) if matches else None
+
+
+def _same_node(found: dict[Ref, T], ref: Ref) -> T | None:
+    """What is known of `ref`'s node whatever the kind it was read as (a Service and the
+    workload of the same name are one node)."""
+    return next((v for k, v in found.items() if (k.namespace, k.name) ==
+                 (ref.namespace, ref.name)), None)
 
 
 def owns(workload: str, name: str) -> bool:

@@ -173,21 +173,24 @@ VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exha
            SCALES: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion",
                               "cpu_throttling", "autoscaling_limit"})}
 VICTIMS[HURTS] = VICTIMS[CALLS]
+ROLLOUT = "bad_rollout"
 LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 
 
 def explained_by(candidate: Candidate, candidates: Sequence[Candidate], graph: Graph,
                  onsets: dict[int, datetime | None]) -> Candidate | None:
     """The strongest anomaly of something the candidate's node depends on, no later than
-    the candidate's own (give or take SLACK), and not itself only a failed dependency: the
-    earlier fault on the path, of which this candidate is a victim."""
+    the candidate's own (give or take SLACK), and not itself only a failed dependency
+    (except for a new revision: it explains only the errors of its own code, not those of
+    a callee that fails, whatever it fails of): the earlier fault on the path, of which
+    this candidate is a victim."""
     reach = graph.dependencies(candidate.culprit)
     when = onsets.get(id(candidate))
     causes = []
     for other in candidates:
         depth, relation = reach.get(key(other.culprit), (0, ""))
-        if not depth or candidate.category not in VICTIMS[relation] or \
-                other.category == "dependency_failure" or \
+        if not depth or candidate.category not in VICTIMS[relation] or (
+                other.category == "dependency_failure" and candidate.category != ROLLOUT) or \
                 other.strength * other.penalty < LEAST[relation]:
             continue
         began = onsets.get(id(other))

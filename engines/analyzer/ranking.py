@@ -22,8 +22,6 @@ from engines.analyzer.graph import SLACK, Graph, build_graph, explained_by, key,
 from engines.analyzer.rejections import Rejection
 from engines.analyzer.scope import Scope
 
-SPECIFIC = frozenset({"image_pull", "unschedulable", "crash_loop", "oom_killed",
-                      "probe_failure", "quota_exceeded"})
 FLOOR = 0.3  # relevance of a cause that nothing links to the report
 UNSCOPED = 0.85  # relevance of every cause when the report names nothing known
 BATCH_KINDS = frozenset({"Job", "CronJob"})
@@ -81,108 +79,89 @@ def _ignore(candidate: Candidate, terms: frozenset[str]) -> None:
         candidate.demote(0.4, "a human asked to ignore it")
 
 
-def _strongest(candidates: Iterable[Candidate], workload: Ref, categories: Iterable[str]) -> float:
-    wanted = set(categories)
-    return max((c.strength for c in candidates if c.category in wanted
-                and c.culprit.namespace == workload.namespace
-                and c.culprit.name == workload.name), default=0.0)
-
-
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
-# How a running DNS server fails is only the form of a network outage; a new revision that
-# cannot pull or be scheduled is a cause of its own, whatever the workload serves.
-OUTAGE_FORMS = frozenset({"crash_loop", "oom_killed", "probe_failure"})
-
-
-def _outage(candidates: Sequence[Candidate], candidate: Candidate) -> Candidate | None:
-    """The network candidate that names this very workload (the cluster's DNS server, see
-    detectors/dns.py) strongly enough: how it fails is only the form of that outage."""
-    if candidate.category not in OUTAGE_FORMS:
-        return None
-    ref = candidate.culprit
-    return next((c for c in candidates if c.category == "network" and c.strength >= 0.6
-                 and c.culprit.kind in WORKLOAD_KINDS and c.culprit.namespace == ref.namespace
-                 and c.culprit.name == ref.name), None)
-
-
 BACKLOG = frozenset({"exhausted-threads", "exhausted-workers", "exhausted-queue capacity"})
+ROOM = frozenset({"exhausted-disk space", "exhausted-file descriptors"})
+PULL_OR_PLACE = ("image_pull", "unschedulable")
+DIES = ("oom_killed", "crash_loop")
+NOT_STARTED = ("image_pull", "unschedulable", "quota_exceeded")
+LIVENESS_KILL, OUT_OF_ROOM = "killed by its liveness probe", "out of disk or descriptors"
+# A node's own state decides its category: (what it shows, what it also shows, how strong
+# that must be, the demotion, why; what else it shows that cancels the rule). A running DNS
+# server that crash-loops, is OOM-killed or fails its probes is only the form of a network
+# outage (detectors/dns.py); a network "outage" of a workload is its pods that cannot pull,
+# be scheduled or get CPU.
+PRECEDENCE: tuple[tuple[str, tuple[str, ...], float, float, str, str], ...] = (
+    *((form, ("network",), 0.6, 0.4, "it serves the cluster's DNS: its callers fail to "
+       "resolve names, a network outage", "") for form in (*DIES, "probe_failure")),
+    ("network", PULL_OR_PLACE, 0.6, 0.6, "its new pods cannot start: that is the cause", ""),
+    ("network", ("cpu_throttling",), 0.6, 0.6,
+     "it answers slowly because its CPU limit throttles it", ""),
+    ("bad_rollout", (*NOT_STARTED, *DIES, "probe_failure"), 0.5, 0.35,
+     "the new revision fails in a more specific way", ""),
+    ("probe_failure", DIES, 0.6, 0.4, "the probes fail because the container dies",
+     LIVENESS_KILL),
+    ("crash_loop", (LIVENESS_KILL,), 0.5, 0.5,
+     "its restarts are the kubelet killing it for failed liveness probes", ""),
+    ("crash_loop", ("oom_killed",), 0.6, 0.5, "the restarts are OOM kills", ""),
+    ("crash_loop", ("certificate",), 0.6, 0.5, "it exits on a TLS certificate: that is the cause",
+     ""),
+    ("cpu_throttling", DIES, 0.6, 0.6, "it also restarts: the restarts are the cause",
+     LIVENESS_KILL),
+    ("crash_loop", (OUT_OF_ROOM,), 0.25, 0.5,
+     "it dies because its disk or file descriptors run out", ""),
+    ("cpu_throttling", ("autoscaling_limit",), 0.5, 0.6, "its autoscaler is capped: that is the "
+     "limit", ""),
+    ("backlog", ("cpu_throttling",), 0.5, 0.5, "its queue and workers fill because its CPU "
+     "limit slows every request", ""),
+    ("resource_exhaustion", ("autoscaling_limit",), 0.5, 0.6,
+     "it is saturated because its autoscaler is capped", ""),
+    ("dependency_failure", ("certificate",), 0.5, 0.5, "its calls fail on a TLS certificate", ""),
+    *((form, NOT_STARTED, 0.6, 0.5, "its pods do not even start", "") for form in (
+        "dependency_failure", "bad_rollout", "resource_exhaustion", "cpu_throttling")),
+)
 
 
-def _only_work_backlog(candidate: Candidate) -> bool:
-    """Exhaustion seen only as busy threads, workers or a full queue: work that waits, which
-    a throttled CPU causes as well (unlike leaked connections, files or a full disk)."""
+def _forms(candidate: Candidate) -> set[str]:
+    """What a candidate shows of its node: its category (a network fault only of a
+    workload), and "backlog" for exhaustion seen only as busy threads, workers or a full
+    queue, work that waits, which a throttled CPU causes as well (unlike leaked
+    connections, files or a full disk)."""
     kinds = {c.topic for c in candidate.clues if c.topic.startswith("exhausted-")} - {
         "exhausted-requests", "exhausted-latency"}
-    return bool(kinds) and kinds <= BACKLOG
+    workload = candidate.culprit.kind in WORKLOAD_KINDS
+    return {candidate.category} - ({"network"} if not workload else set()) | (
+        {"backlog"} if candidate.category == "resource_exhaustion" and kinds and
+        kinds <= BACKLOG else set())
 
 
-def _killed_by_liveness(candidates: Sequence[Candidate], ref: Ref) -> bool:
-    """The kubelet killed the container (exit 137 or 143, not OOM) after failed liveness
-    probes: its restarts are the probe's doing, not a crash of its own."""
-    return any(c.category == "probe_failure" and c.culprit == ref and
-               {"probe-kill", "probe-killing"} <= {clue.topic for clue in c.clues}
-               for c in candidates)
-
-
-ROOM = frozenset({"exhausted-disk space", "exhausted-file descriptors"})
-
-
-def _out_of_room(candidates: Sequence[Candidate], ref: Ref) -> bool:
-    """The workload itself logs a full disk or no file descriptors left: why it exits."""
-    return any(c.category == "resource_exhaustion" and c.culprit == ref and c.strength >= 0.25
-               and ROOM & {clue.topic for clue in c.clues} for c in candidates)
+def _states(candidates: Sequence[Candidate]) -> dict[tuple[str, str], dict[str, float]]:
+    """Each node's own states, the strongest of each, by namespace and name: its candidates'
+    categories, and how it dies: the kubelet killing it (exit 137 or 143, not OOM) after
+    failed liveness probes, or its own disk or file descriptors running out."""
+    states: dict[tuple[str, str], dict[str, float]] = {}
+    for candidate in candidates:
+        node = states.setdefault((candidate.culprit.namespace, candidate.culprit.name), {})
+        topics = {clue.topic for clue in candidate.clues}
+        for form in _forms(candidate) - {"backlog"} | (
+                {LIVENESS_KILL} if candidate.category == "probe_failure"
+                and {"probe-kill", "probe-killing"} <= topics else set()) | (
+                {OUT_OF_ROOM} if candidate.category == "resource_exhaustion"
+                and ROOM & topics else set()):
+            node[form] = max(node.get(form, 0.0), candidate.strength)
+    return states
 
 
 def apply_precedence(candidates: Sequence[Candidate]) -> None:
-    """Demote candidates that a more specific cause of the same node explains."""
+    """Demote candidates that a more specific state of the same node explains."""
+    states = _states(candidates)
     for candidate in candidates:
-        ref = candidate.culprit
-        if _outage(candidates, candidate) is not None:
-            candidate.demote(0.4, "it serves the cluster's DNS: its callers fail to resolve "
-                             "names, a network outage")
-        if candidate.category == "network" and candidate.culprit.kind in WORKLOAD_KINDS and \
-                _strongest(candidates, ref, ("image_pull", "unschedulable")) >= 0.6:
-            candidate.demote(0.6, "its new pods cannot start: that is the cause")
-        if candidate.category == "network" and candidate.culprit.kind in WORKLOAD_KINDS and \
-                _strongest(candidates, ref, ("cpu_throttling",)) >= 0.6:
-            candidate.demote(0.6, "it answers slowly because its CPU limit throttles it")
-        if candidate.category == "bad_rollout" and _strongest(candidates, ref, SPECIFIC) >= 0.5:
-            candidate.demote(0.35, "the new revision fails in a more specific way")
-        killed_by_probe = _killed_by_liveness(candidates, ref)
-        if candidate.category == "probe_failure" and not killed_by_probe and _strongest(
-                candidates, ref, ("oom_killed", "crash_loop")) >= 0.6:
-            candidate.demote(0.4, "the probes fail because the container dies")
-        if candidate.category == "crash_loop" and killed_by_probe:
-            candidate.demote(0.5, "its restarts are the kubelet killing it for failed liveness "
-                             "probes")
-        if candidate.category == "crash_loop" and _strongest(candidates, ref,
-                                                             ("oom_killed",)) >= 0.6:
-            candidate.demote(0.5, "the restarts are OOM kills")
-        if candidate.category == "crash_loop" and _strongest(candidates, ref,
-                                                             ("certificate",)) >= 0.6:
-            candidate.demote(0.5, "it exits on a TLS certificate: that is the cause")
-        if candidate.category == "cpu_throttling" and not killed_by_probe and _strongest(
-                candidates, ref, ("oom_killed", "crash_loop")) >= 0.6:
-            candidate.demote(0.6, "it also restarts: the restarts are the cause")
-        if candidate.category == "crash_loop" and _out_of_room(candidates, ref):
-            candidate.demote(0.5, "it dies because its disk or file descriptors run out")
-        if candidate.category == "cpu_throttling" and _strongest(
-                candidates, ref, ("autoscaling_limit",)) >= 0.5:
-            candidate.demote(0.6, "its autoscaler is capped: that is the limit")
-        if candidate.category == "resource_exhaustion" and _only_work_backlog(candidate) and \
-                _strongest(candidates, ref, ("cpu_throttling",)) >= 0.5:
-            candidate.demote(0.5, "its queue and workers fill because its CPU limit slows "
-                             "every request")
-        if candidate.category == "resource_exhaustion" and _strongest(
-                candidates, ref, ("autoscaling_limit",)) >= 0.5:
-            candidate.demote(0.6, "it is saturated because its autoscaler is capped")
-        if candidate.category == "dependency_failure" and _strongest(
-                candidates, ref, ("certificate",)) >= 0.5:
-            candidate.demote(0.5, "its calls fail on a TLS certificate")
-        if candidate.category in ("dependency_failure", "bad_rollout", "resource_exhaustion",
-                                  "cpu_throttling") and _strongest(
-                candidates, ref, ("image_pull", "unschedulable", "quota_exceeded")) >= 0.6:
-            candidate.demote(0.5, "its pods do not even start")
+        node, forms = states[(candidate.culprit.namespace, candidate.culprit.name)], \
+            _forms(candidate)
+        for victim, causes, least, factor, why, unless in PRECEDENCE:
+            if victim in forms and max((node.get(c, 0.0) for c in causes), default=0.0) >= \
+                    least and not node.get(unless):
+                candidate.demote(factor, why)
 
 
 def is_rejected(candidate: Candidate, rejections: Sequence[Rejection]) -> bool:

@@ -10,10 +10,9 @@ code path regressed). A StatefulSet or DaemonSet shows no older revision once it
 done: a revision whose first pod is much younger than the workload, with pods the controller
 itself replaced, is the new one.
 
-A rollout explains only the errors of its own code. New errors that blame a dependency (a
-callee that fails on its own, or a timeout that callers which were not rolled out hit
-too) are that dependency's failure reaching the new revision by chance of timing: they
-count little, and the candidate is demoted.
+A rollout explains only the errors of its own code: new errors that are a callee's failure
+reaching the new revision by chance of timing are the graph's to judge (graph.explained_by:
+the callee's own anomaly, no later, is the cause).
 """
 
 from __future__ import annotations
@@ -29,20 +28,11 @@ from engines.analyzer.detectors._common import (
     SIGNALS,
     level_of,
     pattern_workloads,
-    phrase_in,
     signal_change,
     snippet,
     stamp,
 )
 from engines.analyzer.detectors._routes import routes
-from engines.analyzer.detectors._targets import (
-    RESOLUTION_FAILURES,
-    hosts_in,
-    named,
-    resolve,
-    target_workload,
-)
-from engines.analyzer.detectors.dependency import CONNECT
 from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout, parse_stamp
 from engines.analyzer.scope import Scope
 
@@ -80,58 +70,6 @@ def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
 
 
 ERROR_LEVELS = ("error", "fatal", "critical", "severe", "err", "")
-TROUBLE_LEVELS = (*ERROR_LEVELS, "warn", "warning")
-STILL = timedelta(minutes=30)  # a callee's errors that stopped longer ago are not ongoing
-
-
-def _callees(facts: Facts, ref: Ref, pattern: LogPattern) -> tuple[set[Ref], set[str]]:
-    """The workloads and hosts a log pattern of `ref` names as what it calls."""
-    text = f"{pattern.example} {pattern.template}"
-    hosts = hosts_in(text)
-    found = {w for h, p in hosts if (w := target_workload(resolve(h, p, ref.namespace, facts),
-                                                          facts)) is not None}
-    found.update(named(text, ref, facts))
-    found.discard(ref)
-    return found, {h for h, _ in hosts}
-
-
-def _fails_alone(facts: Facts, callee: Ref, rolled: Ref) -> bool:
-    """Whether a callee errs by itself: its own ongoing error lines that do not blame
-    `rolled`, or its own 5xx ratio or latency turned abnormal."""
-    signals = facts.signals_of(callee)
-    if signals is not None and any(signals.get(n).get("abnormal")
-                                   for n in ("requests", "latency")):
-        return True
-    for pattern in facts.patterns:
-        if pattern.count < 3 or level_of(pattern) not in ERROR_LEVELS or (
-                pattern.last is not None and facts.now - pattern.last > STILL):
-            continue
-        owners = pattern_workloads(pattern, facts)
-        if owners[:1] == [callee] and rolled not in _callees(facts, callee, pattern)[0]:
-            return True
-    return False
-
-
-def downstream(facts: Facts, ref: Ref, pattern: LogPattern) -> str:
-    """Why an error of `ref` is its dependency's failure rather than its own code's: the
-    callee it names fails by itself, or other callers log failures calling the same."""
-    if phrase_in(pattern.text, RESOLUTION_FAILURES):
-        return "its new errors are failed name lookups: the cluster's DNS fails it"
-    callees, hosts = _callees(facts, ref, pattern)
-    for callee in sorted(callees, key=str):
-        if _fails_alone(facts, callee, ref):
-            return f"its new errors name {callee.name}, which fails by itself"
-    if not phrase_in(pattern.text, CONNECT) or not (callees or hosts):
-        return ""
-    for other in facts.patterns:
-        owners = pattern_workloads(other, facts)
-        if not owners or owners[0] == ref or level_of(other) not in TROUBLE_LEVELS:
-            continue
-        theirs, their_hosts = _callees(facts, owners[0], other)
-        if (theirs & callees or their_hosts & hosts) and phrase_in(other.text, CONNECT):
-            return (f"{owners[0].name}, which was not rolled out, fails calling the same "
-                    "dependency")
-    return ""
 
 
 def _updated_in_place(rollout: Rollout, current: Revision) -> bool:
@@ -219,13 +157,10 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                                     ("p99 rose", "5xx ratio rose"), appetite.observation,
                                     (SIGNALS,), "starved-neighbours"))
     errors = _new_errors(facts, ref, current.created)
-    blamed = [downstream(facts, ref, p) for p in errors]
-    if errors and all(blamed):
-        entry.demote(0.5, blamed[0])
     if errors:
         top = errors[0]
         quote = snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
-        weight = (0.15 if blamed[0] else 0.4) * _lag(current.created, top.first)
+        weight = 0.4 * _lag(current.created, top.first)
         entry.clues.append(Clue(weight, f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
                                 (LOG_PATTERNS, *LOG_TOOLS), "new-errors"))
