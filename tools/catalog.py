@@ -7,7 +7,7 @@ so a toolset is offered only when its source exists. Health checks of live sourc
 the cluster reachable, is Elasticsearch up) come later and will narrow this further.
 
 `TOOL_USE` is the one record of how useful each tool is, measured: over the bundled and
-held-out scenarios (153), how many diagnoses quoted it as evidence and how many
+held-out scenarios (185), how many diagnoses quoted it as evidence and how many
 investigations called it, with the full catalog (`python -m tests.bench tools` measures it
 again). `RANKED_TOOLS` sorts it, evidence first; the first `CORE_SIZE` are the short
 catalog of engines.short_catalog, and the rest are listed by `list_tools`.
@@ -43,27 +43,27 @@ from tools.sources.base import Sources
 ALL_TOOLS: tuple[Tool, ...] = KUBERNETES_TOOLS + LOG_TOOLS + METRIC_TOOLS
 
 TOOL_USE: dict[str, tuple[int, int]] = {  # name: (diagnoses quoting it, investigations calling it)
-    "k8s_describe_pod": (67, 153),
-    "k8s_events": (62, 153),
-    "metrics_workload_signals": (62, 152),
-    "k8s_list_workloads": (54, 153),
-    "logs_error_patterns": (49, 153),
-    "k8s_rollout_history": (22, 151),
-    "k8s_pod_logs": (17, 97),
-    "k8s_list_nodes": (12, 153),
-    "k8s_list_autoscalers": (8, 152),
-    "k8s_list_network_policies": (8, 83),
-    "k8s_list_services": (7, 152),
-    "logs_search": (6, 21),
-    "k8s_list_pods": (5, 19),
-    "metrics_query": (1, 69),
-    "k8s_list_quotas": (1, 61),
-    "k8s_list_ingresses": (0, 1),
+    "k8s_describe_pod": (82, 185),
+    "k8s_events": (74, 185),
+    "metrics_workload_signals": (71, 183),
+    "k8s_list_workloads": (67, 185),
+    "logs_error_patterns": (60, 185),
+    "k8s_rollout_history": (26, 181),
+    "k8s_pod_logs": (19, 124),
+    "k8s_list_nodes": (14, 185),
+    "k8s_list_services": (10, 184),
+    "k8s_list_network_policies": (9, 104),
+    "k8s_list_autoscalers": (8, 184),
+    "k8s_service_endpoints": (8, 79),  # the evidence tools (issue 16): detectors/evidence.py
+    "logs_search": (7, 28),
+    "k8s_list_pods": (5, 21),
+    "k8s_pod_limit_ranges": (3, 45),
+    "k8s_list_quotas": (2, 72),
+    "k8s_list_volume_claims": (2, 3),
+    "metrics_query": (1, 80),
+    "k8s_list_ingresses": (0, 10),
+    "k8s_mounted_config": (0, 10),
     "k8s_get_object": (0, 0),
-    "k8s_list_volume_claims": (0, 0),  # the evidence tools (issue 16): the analyzer calls none yet
-    "k8s_mounted_config": (0, 0),
-    "k8s_pod_limit_ranges": (0, 0),
-    "k8s_service_endpoints": (0, 0),
     "logs_count_over_time": (0, 0),
     "metrics_promql": (0, 0),  # live Prometheus only: no scenario can call it
 }

@@ -15,6 +15,7 @@ from typing import Any
 
 from engines.analyzer.candidates import Candidate, Followup
 from engines.analyzer.detectors import _common as t
+from engines.analyzer.detectors import evidence
 from engines.analyzer.detectors._common import level_of, pattern_workloads
 from engines.analyzer.detectors._logs import sightings
 from engines.analyzer.detectors._targets import callers_by_callee, hosts_in, resolve
@@ -231,7 +232,8 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
     workloads it calls (and their own logs when the log store is down), network policies
     where calls fail, what runs on a sick node, the metrics of the report's other workloads
     when no lead stands out, who else uses the nodes' CPU when a workload slows unthrottled
-    (and what changed in the hungriest), the events of pods that stay Pending."""
+    (and what changed in the hungriest), the evidence tools that would explain a lead's
+    state (detectors/evidence.py), the events of pods that stay Pending."""
     for ref in targets[:2]:
         logged = any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns)
         if not logged and ref.kind in ROLLING:
@@ -271,6 +273,8 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
                  f"what changed in {ref.name}, which uses much CPU")
         box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name, "since": "3h"},
                  f"read {ref.name}'s metrics")
+    for tool, arguments, why in evidence.wanted(facts, ranked):
+        box.call(tool, arguments, why)
     for ref in targets:
         pending = facts.workloads.get(ref)
         if pending is not None and any(s.startswith("Pending") for s in pending.statuses):

@@ -17,6 +17,7 @@ from engines.analyzer.detectors import (
     crash,
     dependency,
     dns,
+    evidence,
     exhaustion,
     image,
     network,
@@ -47,6 +48,7 @@ DETECTORS: dict[str, Detector] = {
     "dns": dns.detect,  # network: the cluster's DNS server
     "policy": policy.detect,  # network: NetworkPolicies
     "certificate": certificate.detect,  # certificate
+    "evidence": evidence.detect,  # the evidence tools' findings, of several categories
 }
 
 

@@ -28,9 +28,13 @@ from tools.kubernetes import (
     k8s_list_pods,
     k8s_list_quotas,
     k8s_list_services,
+    k8s_list_volume_claims,
     k8s_list_workloads,
+    k8s_mounted_config,
+    k8s_pod_limit_ranges,
     k8s_pod_logs,
     k8s_rollout_history,
+    k8s_service_endpoints,
 )
 from tools.logs import logs_error_patterns, logs_search
 from tools.metrics import metrics_query, metrics_workload_signals
@@ -53,6 +57,10 @@ LOG_PATTERNS = logs_error_patterns.name
 LOG_SEARCH = logs_search.name
 SIGNALS = metrics_workload_signals.name
 METRICS = metrics_query.name
+ADMISSION = k8s_pod_limit_ranges.name  # the evidence tools (detectors/evidence.py)
+CLAIMS = k8s_list_volume_claims.name
+MOUNTS = k8s_mounted_config.name
+ENDPOINTS = k8s_service_endpoints.name
 LOG_TOOLS = (LOG_PATTERNS, LOG_SEARCH, POD_LOGS)
 EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
 
