@@ -13,6 +13,7 @@ from engines.analyzer.candidates import Candidate, confidence
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.narrate import CATEGORY_WORDS, name
 from engines.analyzer.quotes import find_evidence, quote_in
+from engines.analyzer.ranking import FLOOR
 from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Observation
 from engines.diagnosis import Evidence
@@ -51,8 +52,17 @@ def fallback_culprit(facts: Facts, scope: Scope) -> Ref:
     return Ref("Namespace", "", next(iter(sorted(scope.namespaces)), "unknown") or "unknown")
 
 
-UNSURE = 0.4  # under this confidence an answer must at least rest on a clear own anomaly
+UNSURE = 0.4  # under this confidence an answer must rest on a clear own anomaly on the path
 WEAK = 0.35  # a cause this weak (a rollout that only happened, probes that stopped) is none
+CLEAR = 0.5  # a report names a workload or namespace this well: its path is known
+
+
+def _bystander(candidate: Candidate, scope: Scope) -> bool:
+    """Off the path from what the report clearly names: not named, not called by it, not
+    hurting it (ranking.relevance kept only its FLOOR). A report that names things only by
+    a word they share (a weak match) has no known path to be off."""
+    named = max((*scope.workloads.values(), *scope.namespaces.values()), default=0.0)
+    return named >= CLEAR and candidate.relevance <= FLOOR + 1e-9
 
 
 def _unknown(leads: Sequence[Candidate], observations: Sequence[Observation], facts: Facts,
@@ -92,7 +102,7 @@ def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Obse
     sure = confidence(best, runner)
     if not evidence:
         sure = round(min(sure, 0.35), 2)
-    if sure < UNSURE and best.strength < WEAK:
+    if sure < UNSURE and (best.strength < WEAK or _bystander(best, scope)):
         return _unknown(ranked[:3], observations, facts, scope, sure)
     culprit = best.culprit
     summary = (f"{name(culprit)}: {CATEGORY_WORDS[best.category]}. {best.headline}.")

@@ -4,11 +4,14 @@ explains the report, answer `unknown` with the best leads rather than blame a by
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.diagnose import diagnosis_arguments
 from engines.analyzer.facts import Ref
 from engines.analyzer.model import decide
+from engines.analyzer.ranking import rank
+from engines.analyzer.transcript import Observation
 from engines.model import (
     AssistantMessage,
     ModelRequest,
@@ -18,7 +21,16 @@ from engines.model import (
     UserMessage,
 )
 from engines.react import SUBMIT_SPEC
-from tests.engines.analyzer.helpers import facts_of, obs, scope_of, signals, workload, workloads
+from tests.engines.analyzer.helpers import (
+    facts_of,
+    obs,
+    pattern,
+    patterns,
+    scope_of,
+    signals,
+    workload,
+    workloads,
+)
 
 REPORT = "the storefront returns 503 for every page"
 
@@ -43,6 +55,27 @@ def test_a_clear_own_anomaly_is_answered_even_when_a_rival_makes_it_unsure() -> 
     rival = Candidate("crash_loop", ref, [Clue(0.5, "exit 1", ("exit",))])
     arguments, sure = diagnosis_arguments([clear, rival], [], facts, scope)
     assert arguments["category"] == "oom_killed" and sure < 0.4
+
+
+def test_an_unsure_cause_off_the_report_s_path_is_a_bystander_answered_unknown() -> None:
+    """An OOM-killed agent of another namespace, which nothing the report names calls: its
+    own anomaly is clear (strength 0.5), but it is off the path, and unsure; once the
+    reported storefront is seen calling it, the same anomaly is on the path and named."""
+    def answer(*extra: Observation) -> tuple[dict[str, Any], float]:
+        facts = facts_of(workloads(workload("storefront"), workload("agent", "logging")), *extra)
+        scope = scope_of(facts, REPORT)
+        oom = Candidate("oom_killed", Ref("Deployment", "logging", "agent"),
+                        [Clue(0.5, "agent was OOMKilled", ("OOMKilled",))])
+        return diagnosis_arguments(rank([oom], scope, facts), [], facts, scope)
+
+    arguments, sure = answer()
+    assert arguments["category"] == "unknown" and sure < 0.4
+    assert arguments["culprit"]["name"] == "storefront"
+    assert "Best leads, none convincing: OOM kills in agent (logging)" in arguments["summary"]
+    linked, _ = answer(patterns(pattern(
+        "render page: GET http://agent.logging.svc:8080/flags: connection refused",
+        service="storefront", pod="storefront-5d6f7-abcde")))
+    assert (linked["category"], linked["culprit"]["name"]) == ("oom_killed", "agent")
 
 
 def _specs(*names: str) -> tuple[ToolSpec, ...]:
