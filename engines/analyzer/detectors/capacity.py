@@ -76,8 +76,6 @@ def _throttling(facts: Facts, scope: Scope) -> list[Candidate]:
             entry.clues.append(Clue(0.3, "the trouble began when the throttling did",
                                     ("CPU throttling rose",), signals.source, (SIGNALS,),
                                     "throttled-onset"))
-        if "memory" in signals.abnormal:
-            entry.demote(0.6, "it also runs out of memory")
         limit, clue = _cpu_limit(facts, ref)
         if clue is not None:
             entry.clues.append(clue)

@@ -173,10 +173,6 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                               rollout.source, (ROLLOUT,), "fresh")
     elif (route := _one_route(facts, ref)) is not None:
         entry.clues.append(route)
-    if current.desired and current.ready == 0:
-        entry.demote(0.5, "the new revision is not Ready: a more specific cause is likely")
-    elif current.desired and current.ready is not None and current.ready < current.desired:
-        entry.demote(0.8, "the new revision is not fully Ready")
     undo = f"`kubectl rollout undo {ref.kind.lower()}/{ref.name} -n {ref.namespace}`"
     if sibling is not None:
         entry.fix = (f"Scale the canary {ref.kind} {ref.namespace}/{ref.name} "
