@@ -29,6 +29,36 @@ def parse_stamp(value: Any) -> datetime | None:
     return datetime.fromisoformat(match.group(0).replace("Z", "+00:00"))
 
 
+# Reading a tool's data defensively: a value of another shape is "nothing", never a crash.
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def as_strs(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value if not isinstance(v, dict)) if isinstance(
+        value, list) else ()
+
+
+def as_int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def ref_of(text: Any, namespace: str) -> Ref | None:
+    """ "Deployment/checkout" (or the last hop of "Deployment/x → ReplicaSet/y") to a Ref."""
+    first = str(text or "").split("→")[0].strip()
+    kind, sep, name = first.partition("/")
+    return Ref(kind, namespace, name) if sep and kind and name else None
+
+
 ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
 """The workload kinds that roll pods out and keep them running."""
 
@@ -316,6 +346,22 @@ class Facts:
     ingresses_read: bool = False
     namespaces_seen: set[str] = field(default_factory=set)
     observations: tuple[Observation, ...] = ()
+
+    def drop_namespaces(self, excluded: frozenset[str]) -> None:
+        """Forget the objects of excluded namespaces, even those read before the constraint
+        came: the analyzer must not blame them."""
+        self.workloads = {k: v for k, v in self.workloads.items() if k.namespace not in excluded}
+        self.pods = {k: v for k, v in self.pods.items() if k[0] not in excluded}
+        self.events = [e for e in self.events if e.namespace not in excluded]
+        self.rollouts = {k: v for k, v in self.rollouts.items() if k.namespace not in excluded}
+        self.services = {k: v for k, v in self.services.items() if k[0] not in excluded}
+        self.policies = {k: v for k, v in self.policies.items() if k[0] not in excluded}
+        self.autoscalers = {k: v for k, v in self.autoscalers.items() if k[0] not in excluded}
+        self.quotas = [q for q in self.quotas if q.namespace not in excluded]
+        self.patterns = [p for p in self.patterns if p.namespace not in excluded]
+        self.signals = {k: v for k, v in self.signals.items() if k.namespace not in excluded}
+        self.objects = {k: v for k, v in self.objects.items() if k.namespace not in excluded}
+        self.namespaces_seen -= excluded
 
     def signals_of(self, ref: Ref) -> Signals | None:
         return _same_node(self.signals, ref)

@@ -31,34 +31,17 @@ from engines.analyzer.facts import (
     Service,
     Signals,
     Workload,
+    as_dict,
+    as_dicts,
+    as_int,
+    as_strs,
     parse_stamp,
+    ref_of,
 )
 from engines.analyzer.transcript import Observation
 
 _FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
 _READY_OF = re.compile(r"(\d+) ready of (\d+) matching")
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _strs(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value if not isinstance(v, dict)) if isinstance(
-        value, list) else ()
-
-
-def _int(value: Any, default: int = 0) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
 
 
 def _seconds(value: Any) -> int | None:
@@ -76,29 +59,22 @@ def _fraction(value: Any) -> tuple[int | None, int | None]:
 def _counts(value: Any) -> dict[str, int]:
     if not isinstance(value, Mapping):
         return {}
-    return {str(k): _int(v) for k, v in value.items() if k != "omitted"}
-
-
-def _ref(text: Any, namespace: str) -> Ref | None:
-    """ "Deployment/checkout" (or the last hop of "Deployment/x → ReplicaSet/y") to a Ref."""
-    first = str(text or "").split("→")[0].strip()
-    kind, sep, name = first.partition("/")
-    return Ref(kind, namespace, name) if sep and kind and name else None
+    return {str(k): as_int(v) for k, v in value.items() if k != "omitted"}
 
 
 def read_workloads(obs: Observation, facts: Facts) -> None:
     data = obs.data
     default_ns = data.get("namespace") if data.get("namespace") != "all" else ""
-    for row in _dicts(data.get("workloads")):
+    for row in as_dicts(data.get("workloads")):
         ns = str(row.get("namespace") or default_ns or "")
         ref = Ref(str(row.get("kind", "")), ns, str(row.get("name", "")))
         ready, desired = _fraction(row.get("ready") or row.get("completed"))
-        pods = _dict(row.get("pods"))
+        pods = as_dict(row.get("pods"))
         facts.workloads[ref] = Workload(
-            ref=ref, ready=ready, desired=desired, images=_strs(row.get("images")),
-            problems=_strs(row.get("problems")), restarts=_int(pods.get("restarts")),
+            ref=ref, ready=ready, desired=desired, images=as_strs(row.get("images")),
+            problems=as_strs(row.get("problems")), restarts=as_int(pods.get("restarts")),
             exit_reasons=_counts(pods.get("last_exit_reasons")),
-            unhealthy_pods=_int(pods.get("unhealthy")), pod_total=_int(pods.get("total")),
+            unhealthy_pods=as_int(pods.get("unhealthy")), pod_total=as_int(pods.get("total")),
             statuses=_counts(pods.get("statuses")), age=str(row.get("age") or ""),
             age_seconds=_seconds(row.get("age_seconds")), source=obs)
         facts.namespaces_seen.add(ns)
@@ -107,7 +83,7 @@ def read_workloads(obs: Observation, facts: Facts) -> None:
 def read_pods(obs: Observation, facts: Facts) -> None:
     data = obs.data
     default_ns = data.get("namespace") if data.get("namespace") != "all" else ""
-    for row in _dicts(data.get("pods")):
+    for row in as_dicts(data.get("pods")):
         ns = str(row.get("namespace") or default_ns or obs.arguments.get("namespace") or "")
         pod = facts.pods.get((ns, str(row.get("name"))))
         if pod is None:
@@ -115,10 +91,10 @@ def read_pods(obs: Observation, facts: Facts) -> None:
             facts.pods[(ns, pod.name)] = pod
         pod.status = str(row.get("status") or "")
         pod.ready = str(row.get("ready") or "")
-        pod.restarts = _int(row.get("restarts"))
+        pod.restarts = as_int(row.get("restarts"))
         pod.last_exit = str(row.get("last_exit") or "")
         pod.node = str(row.get("node") or pod.node)
-        pod.owner = _ref(row.get("owner"), ns) or pod.owner
+        pod.owner = ref_of(row.get("owner"), ns) or pod.owner
         pod.message = str(row.get("message") or "")
         pod.problem = str(row.get("problem") or "")
         pod.ip = str(row.get("ip") or pod.ip)
@@ -126,33 +102,33 @@ def read_pods(obs: Observation, facts: Facts) -> None:
 
 
 def _container(row: Mapping[str, Any], *, init: bool) -> Container:
-    state, last = _dict(row.get("state")), _dict(row.get("last_state"))
+    state, last = as_dict(row.get("state")), as_dict(row.get("last_state"))
     probes = {k.removesuffix("_probe"): str(v) for k, v in row.items() if k.endswith("_probe")}
     exit_code = last.get("exit_code")
     return Container(
         name=str(row.get("name") or ""), image=str(row.get("image") or ""),
-        limits={str(k): str(v) for k, v in _dict(row.get("limits")).items()},
-        requests={str(k): str(v) for k, v in _dict(row.get("requests")).items()},
+        limits={str(k): str(v) for k, v in as_dict(row.get("limits")).items()},
+        requests={str(k): str(v) for k, v in as_dict(row.get("requests")).items()},
         probes=probes, ready=row.get("ready") if isinstance(row.get("ready"), bool) else None,
-        restarts=_int(row.get("restarts")), waiting=str(state.get("waiting") or ""),
+        restarts=as_int(row.get("restarts")), waiting=str(state.get("waiting") or ""),
         waiting_message=str(state.get("message") or ""),
         terminated=str(state.get("terminated") or ""),
         running_since=parse_stamp(state.get("running")),
         last_reason=str(last.get("terminated") or ""),
-        last_exit=_int(exit_code) if exit_code is not None else None,
+        last_exit=as_int(exit_code) if exit_code is not None else None,
         last_started=parse_stamp(last.get("started")),
         last_finished=parse_stamp(last.get("finished")),
-        last_message=str(last.get("message") or ""), init=init, ports=_strs(row.get("ports")))
+        last_message=str(last.get("message") or ""), init=init, ports=as_strs(row.get("ports")))
 
 
 def _events(rows: Any, obs: Observation, namespace: str) -> list[Event]:
     events = []
-    for row in _dicts(rows):
+    for row in as_dicts(rows):
         kind, _, name = str(row.get("object") or "").partition("/")
         events.append(Event(
             namespace=str(row.get("namespace") or namespace), type=str(row.get("type") or ""),
             reason=str(row.get("reason") or ""), kind=kind, name=name,
-            count=_int(row.get("count"), 1), last=parse_stamp(row.get("last_seen")),
+            count=as_int(row.get("count"), 1), last=parse_stamp(row.get("last_seen")),
             first=parse_stamp(row.get("first_seen")) or parse_stamp(row.get("last_seen")),
             message=str(row.get("message") or ""), source=obs))
     return events
@@ -177,13 +153,13 @@ def read_describe(obs: Observation, facts: Facts) -> None:
     facts.pods[(ns, name)] = pod
     pod.status = str(data.get("status") or pod.status)
     pod.ready = str(data.get("ready") or pod.ready)
-    pod.restarts = _int(data.get("restarts"), pod.restarts)
+    pod.restarts = as_int(data.get("restarts"), pod.restarts)
     pod.node = str(data.get("node") or pod.node)
-    pod.owner = _ref(data.get("owner"), ns) or pod.owner
-    pod.failing_conditions = _strs(data.get("failing_conditions"))
+    pod.owner = ref_of(data.get("owner"), ns) or pod.owner
+    pod.failing_conditions = as_strs(data.get("failing_conditions"))
     pod.message = str(data.get("reason") or pod.message)
-    pod.containers = [_container(c, init=False) for c in _dicts(data.get("containers"))]
-    pod.containers += [_container(c, init=True) for c in _dicts(data.get("init_containers"))]
+    pod.containers = [_container(c, init=False) for c in as_dicts(data.get("containers"))]
+    pod.containers += [_container(c, init=True) for c in as_dicts(data.get("init_containers"))]
     pod.events = _events(data.get("events"), obs, ns) + _normal_events(
         data.get("normal_events"), obs, ns, name)
     pod.described = obs
@@ -203,12 +179,12 @@ def read_events(obs: Observation, facts: Facts) -> None:
 
 
 def read_nodes(obs: Observation, facts: Facts) -> None:
-    for row in _dicts(obs.data.get("nodes")):
+    for row in as_dicts(obs.data.get("nodes")):
         name = str(row.get("name") or "")
         warnings = _events(row.get("warnings"), obs, "")
         facts.nodes[name] = Node(name=name, ready=str(row.get("ready") or "Unknown"),
-                                 problems=_strs(row.get("problems")),
-                                 taints=_strs(row.get("taints")), warnings=warnings, source=obs)
+                                 problems=as_strs(row.get("problems")),
+                                 taints=as_strs(row.get("taints")), warnings=warnings, source=obs)
         _add_events(facts, warnings)
 
 
@@ -220,49 +196,50 @@ def read_rollout(obs: Observation, facts: Facts) -> None:
     ns, _, name = words[1].partition("/")
     ref = Ref(words[0], ns, name)
     revisions = []
-    rows = _dicts(data.get("revisions"))
+    rows = as_dicts(data.get("revisions"))
     for index, row in enumerate(rows):
         ready, desired = _fraction(row.get("pods"))
         label = str(row.get("revision") or "")
         hashed = ref.kind != "Deployment"  # a StatefulSet's or DaemonSet's revision hash
         revisions.append(Revision(
-            number=len(rows) - index if hashed else _int(label),
+            number=len(rows) - index if hashed else as_int(label),
             replicaset=str(row.get("replicaset") or ""),
             current=bool(row.get("current")),
             created=parse_stamp(row.get("created") or row.get("first_pod_created")),
-            images=_strs(row.get("images")), ready=ready, desired=desired,
-            restarts=_int(row.get("restarts")), exit_reasons=_strs(row.get("last_exit_reasons")),
-            unhealthy=_int(row.get("unhealthy_pods")),
+            images=as_strs(row.get("images")), ready=ready, desired=desired,
+            restarts=as_int(row.get("restarts")),
+            exit_reasons=as_strs(row.get("last_exit_reasons")),
+            unhealthy=as_int(row.get("unhealthy_pods")),
             change_cause=str(row.get("change_cause") or ""), hash=label if hashed else ""))
-    replaced = _dict(data.get("pods_replaced_by_controller"))
+    replaced = as_dict(data.get("pods_replaced_by_controller"))
     facts.rollouts[ref] = Rollout(
-        ref, revisions, _strs(data.get("changes_from_previous")), obs,
+        ref, revisions, as_strs(data.get("changes_from_previous")), obs,
         workload_created=parse_stamp(data.get("created")) if ref.kind != "Deployment" else None,
-        replaced=_int(replaced.get("deleted")))
+        replaced=as_int(replaced.get("deleted")))
 
 
 def read_services(obs: Observation, facts: Facts) -> None:
-    for row in _dicts(obs.data.get("services")):
+    for row in as_dicts(obs.data.get("services")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         match = _READY_OF.search(str(row.get("pods") or ""))
-        endpoints = _dict(row.get("endpoints"))
+        endpoints = as_dict(row.get("endpoints"))
         facts.services[(ns, str(row.get("name")))] = Service(
             namespace=ns, name=str(row.get("name")), selector=str(row.get("selector") or ""),
             ready_pods=int(match.group(1)) if match else None,
             matching_pods=int(match.group(2)) if match else None,
-            endpoints_ready=_int(endpoints.get("ready")) if endpoints else None,
-            problems=_strs(row.get("problems")), ports=_strs(row.get("ports")), source=obs)
+            endpoints_ready=as_int(endpoints.get("ready")) if endpoints else None,
+            problems=as_strs(row.get("problems")), ports=as_strs(row.get("ports")), source=obs)
 
 
 def read_policies(obs: Observation, facts: Facts) -> None:
-    for row in _dicts(obs.data.get("policies")):
+    for row in as_dicts(obs.data.get("policies")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         facts.policies[(ns, str(row.get("name")))] = Policy(
             namespace=ns, name=str(row.get("name")), applies_to=str(row.get("applies_to") or ""),
-            selected_pods=_int(row.get("selected_pods")), types=_strs(row.get("types")),
-            workloads=_strs(row.get("selected_workloads")),
-            ingress=_strs(row.get("ingress")), egress=_strs(row.get("egress")),
-            warnings=_strs(row.get("warnings")), created=parse_stamp(row.get("created")),
+            selected_pods=as_int(row.get("selected_pods")), types=as_strs(row.get("types")),
+            workloads=as_strs(row.get("selected_workloads")),
+            ingress=as_strs(row.get("ingress")), egress=as_strs(row.get("egress")),
+            warnings=as_strs(row.get("warnings")), created=parse_stamp(row.get("created")),
             changed=parse_stamp(row.get("changed")), source=obs)
 
 
@@ -272,31 +249,31 @@ _ROUTE = re.compile(r"^([^/\s*][^/\s]*)/\S*\s*→\s*([a-z0-9][-a-z0-9.]*):")
 def read_ingresses(obs: Observation, facts: Facts) -> None:
     """Which backend Service serves each host ("learn.example.org/ → web:80")."""
     facts.ingresses_read = True
-    for row in _dicts(obs.data.get("ingresses")):
+    for row in as_dicts(obs.data.get("ingresses")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
-        for route in _strs(row.get("routes")):
+        for route in as_strs(row.get("routes")):
             match = _ROUTE.match(route)
             if match and ns:
                 facts.ingress_hosts.setdefault(match.group(1).lower(), (ns, match.group(2)))
 
 
 def read_autoscalers(obs: Observation, facts: Facts) -> None:
-    for row in _dicts(obs.data.get("autoscalers")):
+    for row in as_dicts(obs.data.get("autoscalers")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         maximum = row.get("max")
         facts.autoscalers[(ns, str(row.get("name")))] = Autoscaler(
-            namespace=ns, name=str(row.get("name")), target=_ref(row.get("target"), ns),
-            minimum=_int(row.get("min"), 1), maximum=_int(maximum) if maximum else None,
-            current=_int(row.get("current")), desired=_int(row.get("desired")),
-            at_max=bool(row.get("at_max")), metrics=_strs(row.get("metrics")),
-            problems=_strs(row.get("problems")), source=obs)
+            namespace=ns, name=str(row.get("name")), target=ref_of(row.get("target"), ns),
+            minimum=as_int(row.get("min"), 1), maximum=as_int(maximum) if maximum else None,
+            current=as_int(row.get("current")), desired=as_int(row.get("desired")),
+            at_max=bool(row.get("at_max")), metrics=as_strs(row.get("metrics")),
+            problems=as_strs(row.get("problems")), source=obs)
 
 
 def read_quotas(obs: Observation, facts: Facts) -> None:
     data = obs.data
-    for row in _dicts(data.get("quotas")):
+    for row in as_dicts(data.get("quotas")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
-        for item in _dicts(row.get("resources")):
+        for item in as_dicts(row.get("resources")):
             ratio = item.get("used_ratio")
             facts.quotas.append(QuotaItem(
                 namespace=ns, quota=str(row.get("name")), resource=str(item.get("resource")),
@@ -308,10 +285,10 @@ def read_quotas(obs: Observation, facts: Facts) -> None:
 
 def read_log_patterns(obs: Observation, facts: Facts) -> None:
     args = obs.arguments
-    for row in _dicts(obs.data.get("patterns")):
+    for row in as_dicts(obs.data.get("patterns")):
         facts.patterns.append(LogPattern(
             template=str(row.get("template") or row.get("example") or ""),
-            example=str(row.get("example") or ""), count=_int(row.get("count"), 1),
+            example=str(row.get("example") or ""), count=as_int(row.get("count"), 1),
             first=parse_stamp(row.get("first_seen")), last=parse_stamp(row.get("last_seen")),
             services=_counts(row.get("services")), pods=_counts(row.get("pods")),
             levels=_counts(row.get("levels")), namespace=str(args.get("namespace") or ""),
@@ -320,8 +297,8 @@ def read_log_patterns(obs: Observation, facts: Facts) -> None:
 
 def read_log_search(obs: Observation, facts: Facts) -> None:
     data, args = obs.data, obs.arguments
-    shared = _dict(data.get("shown_lines_share"))
-    for line in _strs(data.get("lines")):
+    shared = as_dict(data.get("shown_lines_share"))
+    for line in as_strs(data.get("lines")):
         stamp, _, message = line.partition(" | ")
         facts.patterns.append(LogPattern(
             template=message, example=message, count=1, first=parse_stamp(stamp),
@@ -342,9 +319,9 @@ def read_pod_logs(obs: Observation, facts: Facts) -> None:
     for role in ("exception", "first_error"):
         if data.get(role):
             lines.append((str(data[role]), 1, role))
-    lines += [(str(p.get("example") or p.get("template") or ""), _int(p.get("count"), 1), "")
-              for p in _dicts(data.get("patterns"))]
-    lines += [(line, 1, "") for line in _strs(data.get("last_lines"))]
+    lines += [(str(p.get("example") or p.get("template") or ""), as_int(p.get("count"), 1), "")
+              for p in as_dicts(data.get("patterns"))]
+    lines += [(line, 1, "") for line in as_strs(data.get("last_lines"))]
     for text, count, role in lines:
         facts.patterns.append(LogPattern(template=text, example=text, count=count,
                                          namespace=ns, pod=pod, previous=previous, role=role,
@@ -354,10 +331,10 @@ def read_pod_logs(obs: Observation, facts: Facts) -> None:
 def read_signals(obs: Observation, facts: Facts) -> None:
     data = obs.data
     ns, _, name = str(data.get("workload") or "").partition("/")
-    signals = _dict(data.get("signals"))
+    signals = as_dict(data.get("signals"))
     ref = facts.workload_of_pod(ns, name) or Ref("Deployment", ns, name)
     ref = next((r for r in facts.workloads if r.namespace == ns and r.name == name), ref)
-    facts.signals[ref] = Signals(ns, name, _strs(data.get("abnormal")),
+    facts.signals[ref] = Signals(ns, name, as_strs(data.get("abnormal")),
                                  {k: v for k, v in signals.items() if isinstance(v, dict)}, obs)
 
 
@@ -369,14 +346,14 @@ def _number(value: Any) -> float | None:
 def read_metric_query(obs: Observation, facts: Facts) -> None:
     data = obs.data
     metric = str(data.get("metric") or obs.arguments.get("metric") or "")
-    common = {str(k): str(v) for k, v in _dict(data.get("common_labels")).items()}
+    common = {str(k): str(v) for k, v in as_dict(data.get("common_labels")).items()}
     rows = []
-    for row in _dicts(data.get("by_series")):
-        labels = {str(k): str(v) for k, v in _dict(row.get("labels")).items()}
+    for row in as_dicts(data.get("by_series")):
+        labels = {str(k): str(v) for k, v in as_dict(row.get("labels")).items()}
         mean, top, last = (_number(row.get(k)) for k in ("mean", "max", "last"))
         if mean is None or top is None or last is None:
             continue
-        change = _dict(row.get("change"))
+        change = as_dict(row.get("change"))
         rows.append(MetricRow(metric, {**common, **labels}, mean, top, last,
                               parse_stamp(change.get("at")), _number(change.get("before")),
                               _number(change.get("after")), obs))
@@ -386,7 +363,7 @@ def read_metric_query(obs: Observation, facts: Facts) -> None:
 
 def read_object(obs: Observation, facts: Facts) -> None:
     data, args = obs.data, obs.arguments
-    meta = _dict(data.get("metadata"))
+    meta = as_dict(data.get("metadata"))
     ref = Ref(str(data.get("kind") or args.get("kind") or ""),
               str(meta.get("namespace") or args.get("namespace") or ""),
               str(meta.get("name") or args.get("name") or ""))
@@ -423,21 +400,5 @@ def build_facts(observations: Iterable[Observation], now: datetime,
         except (AttributeError, TypeError, ValueError, KeyError):
             continue  # a shape this reader does not know: lose the fact, not the run
     if excluded:
-        _drop_excluded(facts, excluded)
+        facts.drop_namespaces(excluded)
     return facts
-
-
-def _drop_excluded(facts: Facts, excluded: frozenset[str]) -> None:
-    facts.workloads = {k: v for k, v in facts.workloads.items() if k.namespace not in excluded}
-    facts.pods = {k: v for k, v in facts.pods.items() if k[0] not in excluded}
-    facts.events = [e for e in facts.events if e.namespace not in excluded]
-    facts.rollouts = {k: v for k, v in facts.rollouts.items() if k.namespace not in excluded}
-    facts.services = {k: v for k, v in facts.services.items() if k[0] not in excluded}
-    facts.policies = {k: v for k, v in facts.policies.items() if k[0] not in excluded}
-    facts.autoscalers = {k: v for k, v in facts.autoscalers.items() if k[0] not in excluded}
-    facts.quotas = [q for q in facts.quotas if q.namespace not in excluded]
-    facts.patterns = [p for p in facts.patterns if p.namespace not in excluded]
-    facts.signals = {k: v for k, v in facts.signals.items() if k.namespace not in excluded}
-    facts.objects = {k: v for k, v in facts.objects.items() if k.namespace not in excluded}
-    facts.namespaces_seen -= excluded
-

@@ -30,7 +30,7 @@ from engines.analyzer.detectors._common import (
     pattern_workloads,
     phrase_in,
 )
-from engines.analyzer.facts import ROLLING, Facts, Ref
+from engines.analyzer.facts import ROLLING, Facts, Ref, as_dicts, as_strs, ref_of
 from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Observation
 
@@ -40,19 +40,6 @@ TRUST = ("certificate signed by unknown authority", "unknown authority", "unknow
          "x509: certificate has expired", "certificate has expired")
 BOUNDS = ("limitrange", "maximum cpu", "maximum memory", "minimum cpu", "minimum memory")
 REFUSED = ("such pods are refused", "citing a LimitRange bound")
-
-
-def _ref(text: object, namespace: str) -> Ref | None:
-    kind, _, name = str(text or "").partition("/")
-    return Ref(kind, namespace, name) if kind and name and " " not in kind else None
-
-
-def _strs(value: object) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def _dicts(value: object) -> list[dict[str, object]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _clue(found: dict[tuple[str, Ref], Candidate], category: str, ref: Ref, weight: float,
@@ -76,17 +63,17 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
 
 def _admission(facts: Facts, obs: Observation, namespace: str,
                found: dict[tuple[str, Ref], Candidate]) -> None:
-    ref = _ref(obs.data.get("workload"), namespace)
+    ref = ref_of(obs.data.get("workload"), namespace)
     if ref is None:
         return
-    exits = " ".join(str(c.get("last_exit") or "") for c in _dicts(obs.data.get("containers")))
+    exits = " ".join(str(c.get("last_exit") or "") for c in as_dicts(obs.data.get("containers")))
     workload = facts.workloads.get(ref)
     oom = "OOMKilled" in exits or bool(workload and workload.exit_reasons.get("OOMKilled"))
     signals = facts.signals_of(ref)
     throttled = signals is not None and bool(signals.get("cpu").get("abnormal"))
     fix = (f"Declare requests and limits in {ref.kind} {ref.namespace}/{ref.name} itself (or "
            "change the namespace's LimitRange): the values it runs with are the LimitRange's.")
-    for finding in _strs(obs.data.get("findings")):
+    for finding in as_strs(obs.data.get("findings")):
         if any(r in finding for r in REFUSED):
             _clue(found, "quota_exceeded", ref, 0.6, finding, obs, fix)
         elif "from LimitRange" in finding and "limits.memory" in finding and oom:
@@ -97,18 +84,18 @@ def _admission(facts: Facts, obs: Observation, namespace: str,
 
 def _claims(facts: Facts, obs: Observation, namespace: str,
             found: dict[tuple[str, Ref], Candidate]) -> None:
-    for row in _dicts(obs.data.get("claim_templates")):
+    for row in as_dicts(obs.data.get("claim_templates")):
         ns = str(row.get("namespace") or namespace)
-        if row.get("problem") and (ref := _ref(f"StatefulSet/{row.get('statefulset')}", ns)):
+        if row.get("problem") and (ref := ref_of(f"StatefulSet/{row.get('statefulset')}", ns)):
             _clue(found, "unschedulable", ref, 0.6, str(row["problem"]), obs,
                   f"Point the volumeClaimTemplate of {ref} at a StorageClass that exists "
                   "(the template cannot be edited: recreate the StatefulSet with "
                   "--cascade=orphan), or recreate the missing class.")
-    for row in _dicts(obs.data.get("claims")):
+    for row in as_dicts(obs.data.get("claims")):
         ns = str(row.get("namespace") or namespace)
-        users = {w for pod in _strs(row.get("used_by"))
+        users = {w for pod in as_strs(row.get("used_by"))
                  if (w := facts.workload_of_pod(ns, pod)) is not None}
-        for problem in _strs(row.get("problems")):
+        for problem in as_strs(row.get("problems")):
             if "full" in problem:
                 for ref in users:
                     _clue(found, "resource_exhaustion", ref, 0.6, problem, obs,
@@ -118,12 +105,12 @@ def _claims(facts: Facts, obs: Observation, namespace: str,
 
 def _mounts(facts: Facts, obs: Observation, namespace: str,
             found: dict[tuple[str, Ref], Candidate]) -> None:
-    ref = _ref(obs.data.get("workload"), namespace)
+    ref = ref_of(obs.data.get("workload"), namespace)
     if ref is None:
         return
     refuses = next((p for p in facts.patterns if ref in pattern_workloads(p, facts)[:1]
                     and level_of(p) not in ("info", "debug") and phrase_in(p.text, TRUST)), None)
-    stale = [f for f in _strs(obs.data.get("findings"))
+    stale = [f for f in as_strs(obs.data.get("findings"))
              if "changed after" in f or "expired" in f]
     if refuses is None or not stale:
         return
@@ -142,7 +129,7 @@ def _endpoints(facts: Facts, obs: Observation, namespace: str,
                found: dict[tuple[str, Ref], Candidate]) -> None:
     service = str(obs.data.get("service") or "")
     ns, _, name = service.partition("/")
-    for problem in _strs(obs.data.get("problems")):
+    for problem in as_strs(obs.data.get("problems")):
         if "matches no pod" in problem or "targetPort" in problem:
             _clue(found, "network", Ref("Service", ns or namespace, name), 0.65, problem, obs,
                   f"Fix Service {ns}/{name} so that its selector and targetPort match the "
