@@ -61,22 +61,24 @@ class Graph:
         for ref in (source, target):
             self.refs.setdefault(key(ref), ref)
 
-    def dependencies(self, ref: Ref, hops: int = HOPS) -> dict[Key, tuple[int, str]]:
-        """What `ref` depends on, directly or through up to `hops` edges: the distance, and
-        the relation of the first edge (how `ref` depends on that path)."""
+    def dependencies(self, ref: Ref, hops: int = HOPS, *,
+                     up: bool = False) -> dict[Key, tuple[int, str]]:
+        """What `ref` depends on (`up`: what depends on it, its callers and victims),
+        directly or through up to `hops` edges: the distance, and the relation of the first
+        edge (how `ref` depends on that path)."""
+        edges = self.needs if not up else {}
+        for source, targets in self.needs.items() if up else ():
+            for target, relation in targets.items():
+                edges.setdefault(target, {})[source] = relation
         found: dict[Key, tuple[int, str]] = {}
-        frontier = {n: r for n, r in self.needs.get(key(ref), {}).items()}
+        frontier = dict(edges.get(key(ref), {}))
         for depth in range(1, hops + 1):
             frontier = {n: r for n, r in frontier.items() if n not in found and n != key(ref)}
             if not frontier:
                 break
             found.update({n: (depth, r) for n, r in frontier.items()})
-            frontier = {n: r for f, r in frontier.items() for n in self.needs.get(f, {})}
+            frontier = {n: r for f, r in frontier.items() for n in edges.get(f, {})}
         return found
-
-    def dependents(self, node: Key) -> set[Key]:
-        """What depends on `node` directly (its callers, its victims)."""
-        return {source for source, targets in self.needs.items() if node in targets}
 
 
 def build_graph(facts: Facts, candidates: Iterable[Candidate] = (),

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from engines.analyzer.candidates import Candidate, merge
 from engines.analyzer.facts import Facts, Ref
-from engines.analyzer.graph import SLACK, Graph, build_graph, explained_by, key, onset
+from engines.analyzer.graph import SLACK, Graph, build_graph, explained_by, onset
 from engines.analyzer.rejections import Rejection
 from engines.analyzer.scope import Scope
 
@@ -43,7 +43,6 @@ def relevance(candidate: Candidate, scope: Scope, graph: Graph) -> float:
 
 
 HOP = 0.85  # what each hop down a call chain keeps of the report's pointing at its caller
-HOPS = 3
 
 
 def _reach(ref: Ref, scope: Scope, graph: Graph, *, own: bool = True) -> float:
@@ -51,15 +50,8 @@ def _reach(ref: Ref, scope: Scope, graph: Graph, *, own: bool = True) -> float:
     it, directly or through up to three hops (a slow API two services below the one the
     report names is still its cause)."""
     best = scope.weight(ref.namespace, ref.name) if own else 0.0
-    frontier, seen, factor = {key(ref)}, {key(ref)}, 1.0
-    for _ in range(HOPS):
-        factor *= HOP
-        frontier = {c for r in frontier for c in graph.dependents(r) if c not in seen}
-        if not frontier:
-            break
-        seen |= frontier
-        best = max(best, factor * max(scope.weight(*c) for c in frontier))
-    return best
+    callers = graph.dependencies(ref, up=True).items()
+    return max([best, *(HOP ** depth * scope.weight(*node) for node, (depth, _) in callers)])
 
 
 def _ignore(candidate: Candidate, terms: frozenset[str]) -> None:
