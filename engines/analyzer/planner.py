@@ -126,6 +126,12 @@ def _erring(facts: Facts, scope: Scope) -> list[Ref]:
 SWEEP = 6
 
 
+def metrics(box: Toolbox, ref: Ref) -> bool:
+    """Queue a read of the workload's metrics over the last three hours."""
+    return box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name,
+                                "since": "3h"}, f"read {ref.name}'s metrics")
+
+
 def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> bool:
     """A report that names nothing ("the site is slow") and no lead yet: read the metrics of
     the application workloads, the way an SRE scans dashboards for the one that changed."""
@@ -137,8 +143,7 @@ def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate])
     queued = False
     for workload in apps[:SWEEP]:
         ref = workload.ref
-        queued |= box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name,
-                                       "since": "3h"}, f"read {ref.name}'s metrics")
+        queued |= metrics(box, ref)
     return queued
 
 
@@ -155,8 +160,7 @@ def neighbours(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candid
                      and w.ref.namespace in scope.namespaces and w.ref not in read),
                     key=lambda r: (-scope.weight(r.namespace, r.name), str(r)))
     for ref in others[:SWEEP]:
-        box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name, "since": "3h"},
-                 f"read {ref.name}'s metrics")
+        metrics(box, ref)
 
 
 def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
@@ -169,8 +173,7 @@ def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
             box.call(t.DESCRIBE, {"namespace": ns, "pod": name}, f"describe a pod of {name}")
         if ref.kind in ROLLING:
             box.call(t.ROLLOUT, {"namespace": ns, "workload": name}, f"what changed in {name}")
-            box.call(t.SIGNALS, {"namespace": ns, "workload": name, "since": "3h"},
-                     f"read {name}'s metrics")
+            metrics(box, ref)
         if ns not in namespaces:
             namespaces.append(ns)
     for ns in namespaces:
@@ -243,8 +246,7 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
     for callee in callees:  # one hop down the call chain
         box.call(t.ROLLOUT, {"namespace": callee.namespace, "workload": callee.name},
                  f"what changed in {callee.name}, which {targets[0].name} calls")
-        box.call(t.SIGNALS, {"namespace": callee.namespace, "workload": callee.name,
-                             "since": "3h"}, f"read {callee.name}'s metrics")
+        metrics(box, callee)
     pod_logs_instead(box, facts, callees)  # the log store would have shown theirs too
     namespaces = {r.namespace for r in targets} | set(scope.namespaces)
     troubled: set[str] = set()
@@ -271,8 +273,7 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
     for ref in _cpu_hungry(facts, set(targets)):
         box.call(t.ROLLOUT, {"namespace": ref.namespace, "workload": ref.name},
                  f"what changed in {ref.name}, which uses much CPU")
-        box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name, "since": "3h"},
-                 f"read {ref.name}'s metrics")
+        metrics(box, ref)
     for tool, arguments, why in evidence.wanted(facts, ranked):
         box.call(tool, arguments, why)
     for ref in targets:
