@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
-InboxKind = Literal["reply", "edit", "withdraw", "stop", "decide", "board"]
-INBOX_KINDS: tuple[InboxKind, ...] = ("reply", "edit", "withdraw", "stop", "decide", "board")
+InboxKind = Literal["reply", "edit", "withdraw", "stop", "decide", "board", "pause", "resume",
+                    "rewind"]
+INBOX_KINDS: tuple[InboxKind, ...] = ("reply", "edit", "withdraw", "stop", "decide", "board",
+                                      "pause", "resume", "rewind")
 
 
 @dataclass(frozen=True, slots=True)

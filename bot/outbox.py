@@ -108,7 +108,8 @@ class ChannelQueue:
         try:
             while self.items:
                 item = await self._next()
-                if item.thread.dead:
+                if item.thread.dead or (item.thread.guard is not None
+                                        and not await item.thread.guard()):
                     continue
                 if isinstance(item, Upload) and not item.content.done():
                     item.content.add_done_callback(functools.partial(self._drawn, item))

@@ -7,7 +7,7 @@ re-exports them, and callers import them from there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,9 @@ class Thread:
     recipient: str = ""  # who asked: Slack streams to a user outside DMs
     streams: ThreadStreams = field(default_factory=ThreadStreams)
     plan_pending: bool = False
+    # Asked before each message goes out: False drops the thread's messages (a run whose
+    # lease another replica took over while this one was frozen: leases.Leases.still_ours).
+    guard: Callable[[], Awaitable[bool]] | None = None
 
 
 @dataclass(eq=False)

@@ -51,6 +51,7 @@ CORRECT_ACTION = "triage_correct"
 WRONG_ACTION = "triage_wrong"
 APPROVE_ACTION = "triage_approve"
 DENY_ACTION = "triage_deny"
+REWIND_ACTION = "triage_rewind"  # on a step's message; the value is the step's number
 FEEDBACK_BLOCK = "triage_feedback"
 THUMBS_BLOCK = "triage_thumbs"  # 👍 / 👎 (bot.render_stream)
 
@@ -173,6 +174,9 @@ def _step_blocks(view: StepView, max_calls: int) -> list[Block]:
     if len(view.calls) > max_calls:
         blocks.append(context(f"… and {len(view.calls) - max_calls} more calls in this step"))
     blocks.extend(context(note) for note in clean.notes)
+    # Roll back to the end of this step; the run then pauses for a new instruction.
+    blocks.append({"type": "actions", "block_id": f"rewind-{view.step}", "elements": [
+        button("Rewind to here", REWIND_ACTION, str(view.step))]})
     return blocks
 
 

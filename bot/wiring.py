@@ -35,6 +35,8 @@ from tools.toolset import Approver, Summariser, Toolset
 ANALYZER = "analyzer"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 ENGINES = ("react", "reflexion", "tot", "got", "auto")
+DEFAULT_ENGINE = "auto"  # the bot's: as accurate as every single engine, in fewer steps
+TAKES_CORRECTIONS = frozenset({"reflexion", "auto"})  # engines whose attempts open with notes
 SEARCH_CHOICES = SEARCHES
 Engine = ReactEngine | ReflexionEngine | TotEngine | GotEngine | AutoEngine
 
@@ -89,7 +91,8 @@ def engine_config(model: Model) -> EngineConfig:
 def build_engine(name: str, model: Model, *, search: str = "bfs",
                  check: Model | None = None) -> Engine:
     """An engine by name; `search` (bfs or dfs) is how tot explores its hypotheses, `check`
-    the model that verifies diagnoses (got's verifier, Reflexion's evaluator)."""
+    the model that verifies diagnoses (got's verifier, Reflexion's and the router's
+    evaluator)."""
     if search not in SEARCHES:
         raise ConfigurationError(f"unknown search {search!r}; choose bfs or dfs")
     if name == "react":
@@ -186,7 +189,7 @@ async def investigate(
     if inbox is None:
         inbox = ConstraintInbox()
     runner = build_engine(engine, model, search=search, check=check)
-    if isinstance(runner, ReflexionEngine):
+    if isinstance(runner, ReflexionEngine | AutoEngine):
         return await runner.run(
             incident,
             model,
@@ -200,7 +203,7 @@ async def investigate(
             notes=notes,
         )
     if notes:
-        raise ConfigurationError("corrections need the reflexion engine")
+        raise ConfigurationError("corrections need the reflexion or the auto engine")
     return await runner.run(
         incident,
         model,

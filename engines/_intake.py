@@ -51,11 +51,13 @@ async def take(inbox: ConstraintInbox, constraints: ConstraintSet, history: Hist
 async def hold_while_paused(inbox: ConstraintInbox, constraints: ConstraintSet,
                             history: History, emit: Emit, investigation_id: str, step: int,
                             limit: float) -> float:
-    """Wait while a pause is in force; the seconds waited (the run's clock stops)."""
+    """Wait while a pause is in force; the seconds waited (the run's clock stops). A rewind
+    asked during the pause ends the wait: the engine rolls back, then holds again if the
+    pause still stands."""
     if not constraints.paused:
         return 0.0
     started = time.monotonic()
-    while constraints.paused and not inbox.stop_requested:
+    while constraints.paused and not inbox.stop_requested and inbox.rewind is None:
         left = limit - (time.monotonic() - started)
         if left <= 0 or not await inbox.changed(left):
             for paused in [c for c in constraints.items if c.kind == "pause"]:
@@ -65,5 +67,7 @@ async def hold_while_paused(inbox: ConstraintInbox, constraints: ConstraintSet,
             await emit(ErrorOccurred(investigation_id, step,
                                      f"paused for {limit:g}s with no word: going on"))
             break
+        if inbox.rewind is not None:
+            break  # what came with the rewind is taken after it, not before
         await take(inbox, constraints, history, emit, investigation_id, step)
     return time.monotonic() - started

@@ -21,14 +21,12 @@ API.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import ipaddress
 import logging
 import os
 import re
 import ssl
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -46,6 +44,7 @@ from tenacity import (
     wait_random,
 )
 
+from engines._openai_errors import describe, error_text, is_transient, retry_after
 from engines._openai_wire import (
     completion_usage,
     forced_choice,
@@ -76,7 +75,6 @@ OPENAI_URL = "https://api.openai.com/v1"
 ALLOW_MODEL_REQUESTS = True
 """False: refuse every request to an endpoint that is not loopback (module docstring)."""
 _NO_KEY = "not-needed"  # vLLM, Ollama and llama.cpp accept any key, but the client wants one
-_RETRIED_STATUS = frozenset({408, 409, 429})
 _TOOLS_UNSUPPORTED = re.compile(
     r"tool.{0,80}(not (be )?supported|unsupported|does not support|not enabled|requires"
     r"|--jinja|enable-auto-tool-choice)|(does not support|doesn't support|unsupported).{0,40}"
@@ -193,7 +191,7 @@ class OpenAIModel:
         except openai.NotFoundError:
             return  # no /models route: nothing to check against
         except openai.OpenAIError as exc:
-            raise ModelError(f"the endpoint at {self.endpoint} failed: {_describe(exc)}") from None
+            raise ModelError(f"the endpoint at {self.endpoint} failed: {describe(exc)}") from None
         listed = {m.id for m in page.data}
         wanted = {self.model, f"{self.model}:latest"}
         if listed and not (listed & wanted):
@@ -237,20 +235,20 @@ class OpenAIModel:
         try:
             completion: ChatCompletion = await self._call(self._post_completion, body=params)
         except openai.BadRequestError as exc:
-            if tools_sent and _TOOLS_UNSUPPORTED.search(_error_text(exc)):
-                raise _ToolsUnsupportedError(_error_text(exc)) from None
+            if tools_sent and _TOOLS_UNSUPPORTED.search(error_text(exc)):
+                raise _ToolsUnsupportedError(error_text(exc)) from None
             raise ModelError(
                 f"the endpoint at {self.endpoint} rejected the request for {self.model}: "
-                f"{_describe(exc)}"
+                f"{describe(exc)}"
             ) from None
         except openai.NotFoundError as exc:
             raise ModelError(
                 f"model {self.model!r} not found at {self.endpoint} (check the model name, "
-                f"and that the base URL ends in /v1): {_describe(exc)}"
+                f"and that the base URL ends in /v1): {describe(exc)}"
             ) from None
         except openai.OpenAIError as exc:  # other 4xx, a body that is not a completion
             raise ModelError(
-                f"the endpoint at {self.endpoint} failed for {self.model}: {_describe(exc)}"
+                f"the endpoint at {self.endpoint} failed for {self.model}: {describe(exc)}"
             ) from None
         if not isinstance(completion, ChatCompletion):  # a proxy's HTML page, say
             shown = " ".join(str(completion).split())[:120]
@@ -280,7 +278,7 @@ class OpenAIModel:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(policy.attempts),
             wait=self._wait,
-            retry=retry_if_exception(_is_transient),
+            retry=retry_if_exception(is_transient),
             sleep=self._sleep,
             before_sleep=self._log_retry,
             reraise=True,
@@ -294,11 +292,11 @@ class OpenAIModel:
                 f"the endpoint at {self.endpoint} refused the API key: check OPENAI_API_KEY"
             ) from None
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            if not _is_transient(exc):
+            if not is_transient(exc):
                 raise
             raise ModelUnavailableError(
                 f"the endpoint at {self.endpoint} failed {policy.attempts} attempts; "
-                f"last error: {_describe(exc)}"
+                f"last error: {describe(exc)}"
             ) from None
         raise AssertionError("unreachable: tenacity either returns or raises")
 
@@ -314,7 +312,7 @@ class OpenAIModel:
     def _wait(self, state: RetryCallState) -> float:
         """Backoff with jitter, or the server's own `Retry-After` when it gives one."""
         error = state.outcome.exception() if state.outcome else None
-        hinted = _retry_after(error)
+        hinted = retry_after(error)
         if hinted is not None:
             return min(hinted, self.retry.max_wait)
         return min(float(self._backoff(state)), self.retry.max_wait)
@@ -324,7 +322,7 @@ class OpenAIModel:
         pause = state.next_action.sleep if state.next_action else 0.0
         log.warning("model %s at %s: attempt %d failed (%s); retrying in %.2fs",
                     self.model, self.endpoint, state.attempt_number,
-                    _describe(error) if error else "?", pause)
+                    describe(error) if error else "?", pause)
 
 
 # ---------------------------------------------------------------- client set-up
@@ -387,57 +385,3 @@ def _display_url(url: str) -> str:
 def _id_prefix(request: ModelRequest) -> str:
     """Call ids for formats that carry none: unique across steps and across retried steps."""
     return f"call_{request.step}_{uuid.uuid4().hex[:6]}_"
-
-
-# ---------------------------------------------------------------- errors
-
-
-def _is_transient(error: BaseException) -> bool:
-    if isinstance(error, openai.APIConnectionError):  # includes timeouts
-        return True
-    if isinstance(error, openai.APIStatusError):
-        return error.status_code in _RETRIED_STATUS or error.status_code >= 500
-    return False
-
-
-def _retry_after(error: BaseException | None) -> float | None:
-    """Seconds the server asked us to wait (`retry-after-ms`, `retry-after` seconds or date)."""
-    if not isinstance(error, openai.APIStatusError):
-        return None
-    headers = error.response.headers
-    try:
-        if (millis := headers.get("retry-after-ms")) is not None:
-            return max(0.0, float(millis) / 1000)
-        if (value := headers.get("retry-after")) is None:
-            return None
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(headers.get("retry-after", ""))
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _error_text(error: openai.APIError) -> str:
-    body = error.body
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return str(body["message"])
-    if isinstance(body, str) and body.strip():
-        return body.strip()
-    return error.message
-
-
-def _describe(error: BaseException) -> str:
-    """One line for humans: status and the server's own message, never a body dump."""
-    if isinstance(error, openai.APITimeoutError):
-        return "the request timed out"
-    if isinstance(error, openai.APIConnectionError):
-        cause = error.__cause__
-        return f"cannot connect ({cause or error.message})".replace("\n", " ")
-    if isinstance(error, openai.APIStatusError):
-        text = " ".join(_error_text(error).split())
-        text = text if len(text) <= 200 else text[:200] + "…"
-        return f"HTTP {error.status_code}: {text}"
-    return f"{type(error).__name__}: {error}"

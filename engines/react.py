@@ -281,15 +281,18 @@ class ReactEngine:
         return "max_steps", f"no diagnosis after {config.max_steps} steps"
 
     async def _take_constraints(self, run: _Run) -> None:
-        if (asked := run.inbox.take_rewind()) is not None:
-            await rewind(run, asked)
-        await _intake.take(run.inbox, run.constraints, run.history, run.emit, run.incident.id,
-                           run.step)
-        waited = await _intake.hold_while_paused(
-            run.inbox, run.constraints, run.history, run.emit, run.incident.id, run.step,
-            self.config.pause_seconds)
-        if waited and run.deadline is not None and run.deadline.when() is not None:
-            run.deadline.reschedule((run.deadline.when() or 0.0) + waited)
+        while True:  # again when a rewind arrives during a pause
+            if (asked := run.inbox.take_rewind()) is not None:
+                await rewind(run, asked)
+            await _intake.take(run.inbox, run.constraints, run.history, run.emit,
+                               run.incident.id, run.step)
+            waited = await _intake.hold_while_paused(
+                run.inbox, run.constraints, run.history, run.emit, run.incident.id, run.step,
+                self.config.pause_seconds)
+            if waited and run.deadline is not None and run.deadline.when() is not None:
+                run.deadline.reschedule((run.deadline.when() or 0.0) + waited)
+            if run.inbox.rewind is None:
+                return
 
     def _catalog(self, run: _Run) -> tuple[ToolSpec, ...]:
         """The tools offered this step: all of them, or the short catalog to a model in text

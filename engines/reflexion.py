@@ -9,7 +9,7 @@ the reflections and the rejected diagnosis, so it does not walk the same path ag
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
@@ -40,6 +40,8 @@ from engines.react import (
     emit,
 )
 
+# One attempt: (the log to replay, the step numbers go on from, the notes that open it).
+Attempt = Callable[[Sequence[Event], int, Sequence[str]], Awaitable[InvestigationResult]]
 _NO_RETRY = frozenset({"stopped", "failed", "timeout", "token_budget"})
 
 
@@ -198,13 +200,32 @@ class ReflexionEngine:
         resume: Sequence[Event] = (),
         notes: Sequence[str] = (),
     ) -> InvestigationResult:
-        """Investigate with up to `max_attempts` attempts. `notes` open every attempt (a
-        human's correction of an earlier answer, for instance)."""
+        """Investigate with up to `max_attempts` ReAct attempts. `notes` open every attempt
+        (a human's correction of an earlier answer, for instance)."""
         if not resume:
             steps = self.config.max_steps * self.reflexion.max_attempts
             await announce(sink, incident, model, self.name, steps, lessons)
         constraints = constraints if constraints is not None else ConstraintSet()
         inbox = inbox or ConstraintInbox()
+        react, given = self.react, constraints
+
+        async def attempt(log: Sequence[Event], start_step: int,
+                          opening: Sequence[str]) -> InvestigationResult:
+            return await react.attempt(incident, model, toolset, inbox, sink,
+                                       constraints=given, lessons=lessons,
+                                       after_step=after_step, resume=log,
+                                       start_step=start_step, notes=opening)
+
+        return await self.attempts(incident, model, toolset, sink, constraints, lessons,
+                                   attempt, resume=resume, notes=notes)
+
+    async def attempts(self, incident: Incident, model: Model, toolset: ToolRunner,
+                       sink: EventSink, constraints: ConstraintSet, lessons: Sequence[str],
+                       attempt: Attempt, *, resume: Sequence[Event] = (),
+                       notes: Sequence[str] = ()) -> InvestigationResult:
+        """Attempts under the evaluator, each made by `attempt` (a ReAct run, or the
+        router's chosen engine), until one passes or the attempts run out; then the run's
+        end. The first attempt replays `resume`; later ones open with the reflections."""
         carried = list(notes)
         reflections: list[str] = []
         total = Usage()
@@ -212,20 +233,8 @@ class ReflexionEngine:
         seconds = 0.0
         result: InvestigationResult | None = None
         tried: list[tuple[InvestigationResult, Verdict]] = []
-        for attempt in range(1, self.reflexion.max_attempts + 1):
-            result = await self.react.attempt(
-                incident,
-                model,
-                toolset,
-                inbox,
-                sink,
-                constraints=constraints,
-                lessons=lessons,
-                after_step=after_step,
-                resume=resume if attempt == 1 else (),
-                start_step=steps,
-                notes=carried,
-            )
+        for number in range(1, self.reflexion.max_attempts + 1):
+            result = await attempt(resume if number == 1 else (), steps, carried)
             total = total + result.usage
             steps, tool_calls = result.steps, tool_calls + result.tool_calls
             seconds += result.seconds
@@ -240,24 +249,24 @@ class ReflexionEngine:
             tried.append((result, verdict))
             if verdict.passed or result.reason in _NO_RETRY:
                 break
-            retrying = attempt < self.reflexion.max_attempts
+            retrying = number < self.reflexion.max_attempts
             text = await reflect(model, result, verdict.problems)
             reflections.append(text)
             await emit(
                 sink,
-                ReflectionRecorded(incident.id, steps, attempt, verdict.problems, text, retrying),
+                ReflectionRecorded(incident.id, steps, number, verdict.problems, text, retrying),
             )
             carried = [
                 *carried,
                 rejection_note(result.diagnosis, verdict.problems),
-                f"REFLECTION on attempt {attempt}: {text}",
+                f"REFLECTION on attempt {number}: {text}",
             ]
         assert result is not None
         if not verdict.passed and len(tried) > 1:
             result, verdict = best_attempt(tried)
         detail = result.detail
         if not verdict.passed and result.diagnosis is not None:
-            detail = f"unverified after {attempt} attempts: {'; '.join(verdict.problems)}"
+            detail = f"unverified after {number} attempts: {'; '.join(verdict.problems)}"
         final = replace(
             result,
             steps=steps,
@@ -265,7 +274,7 @@ class ReflexionEngine:
             usage=total,
             seconds=seconds,
             reflections=tuple(reflections),
-            attempts=attempt,
+            attempts=number,
             detail=detail,
         )
         await emit(sink, InvestigationStopped(incident.id, steps, final.reason, final.detail))

@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass, field, replace
 
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.events import EngineChosen, Event, EventSink, discard
-from engines.got import GotEngine
 from engines.incident import Incident
 from engines.model import Model
 from engines.react import (
@@ -35,6 +34,7 @@ from engines.react import (
     announce,
     emit,
 )
+from engines.reflexion import ReflexionConfig, ReflexionEngine
 from engines.survey import Found, SurveyModel, found_in, survey_done
 from engines.tot import Search, TotConfig, TotEngine
 
@@ -128,23 +128,31 @@ def choose(complexity: Complexity, base: EngineConfig) -> Choice:
     return Choice("tot", f"simple: {c.why}", simple, TotConfig(settle_at=SETTLE_AT))
 
 
+# The router's attempts: a second one only when the first failed outright (no diagnosis,
+# `unknown`, evidence no observation holds). A low confidence alone is reported as it is,
+# with its rivals: on the suites, Reflexion's retries of low-confidence answers changed
+# none of them and cost 2.4 more steps an incident (README, the router).
+ROUTER_ATTEMPTS = ReflexionConfig(max_attempts=2, min_confidence=0.0)
+
+
 class AutoEngine:
-    """The router: a first survey, then the engine and the limits for each incident."""
+    """The router: a first survey, then the engine and the limits for each incident, run
+    inside Reflexion's evaluator, so a failed attempt is reflected on and tried again and a
+    human's correction opens every attempt."""
 
     name = "auto"
 
     def __init__(self, config: EngineConfig | None = None, search: Search = "bfs", *,
-                 check: Model | None = None) -> None:
+                 check: Model | None = None,
+                 attempts: ReflexionConfig = ROUTER_ATTEMPTS) -> None:
         self.config = config or EngineConfig()
         self.search = search
-        self.check = check  # got's verifier when it is chosen
+        self.reflexion = ReflexionEngine(self.config, attempts, check=check)
         self.last_choice: Choice | None = None
 
-    def engine_for(self, choice: Choice) -> ReactEngine | TotEngine | GotEngine:
+    def engine_for(self, choice: Choice) -> ReactEngine | TotEngine:
         if choice.engine == "tot":
             return TotEngine(choice.config, replace(choice.tot, search=self.search))
-        if choice.engine == "got":
-            return GotEngine(choice.config, check=self.check)
         return ReactEngine(choice.config)
 
     async def run(
@@ -159,11 +167,13 @@ class AutoEngine:
         lessons: Sequence[str] = (),
         after_step: AfterStep | None = None,
         resume: Sequence[Event] = (),
+        notes: Sequence[str] = (),
     ) -> InvestigationResult:
         """Survey (step 1), choose, and hand the log to the chosen engine, which goes on
         from step 2 with the survey's observations. The same log always gives the same
         choice, so a resumed run goes on with the engine it chose, without a second
-        survey; the choice is announced once, after the survey."""
+        survey; the choice is announced once, after the survey. `notes` (a human's
+        correction of an earlier answer) open every attempt."""
         constraints = constraints if constraints is not None else ConstraintSet()
         if not resume:
             await announce(sink, incident, model, self.name, self.config.max_steps, lessons)
@@ -177,9 +187,17 @@ class AutoEngine:
                                   step=1)
             await emit(sink, chosen)
             log.append(chosen)
-        return await self.engine_for(choice).run(
-            incident, model, toolset, inbox, sink, constraints=constraints,
-            lessons=lessons, after_step=after_step, resume=log)
+        engine, given = self.engine_for(choice), constraints
+
+        async def attempt(replayed: Sequence[Event], start_step: int,
+                          opening: Sequence[str]) -> InvestigationResult:
+            return await engine.attempt(incident, model, toolset, inbox, sink,
+                                        constraints=given, lessons=lessons,
+                                        after_step=after_step, resume=replayed,
+                                        start_step=start_step, notes=opening)
+
+        return await self.reflexion.attempts(incident, model, toolset, sink, constraints,
+                                             lessons, attempt, resume=log, notes=notes)
 
     async def _survey(self, incident: Incident, model: Model, toolset: ToolRunner,
                       inbox: ConstraintInbox | None, sink: EventSink,

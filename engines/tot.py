@@ -229,11 +229,37 @@ class TotEngine:
     ) -> InvestigationResult:
         if not resume:
             await announce(sink, incident, model, self.name, self.config.max_steps, lessons)
-        search = self.last_search = TreeSearch(operations_for(model), self.tot)
-        search.restore(resume)
-        result = await self.react.attempt(
-            incident, model, toolset, inbox, sink, constraints=constraints, lessons=lessons,
-            after_step=after_step, resume=resume, guide=search)
+        self.last_search = None
+        result = await self.attempt(incident, model, toolset, inbox, sink,
+                                    constraints=constraints, lessons=lessons,
+                                    after_step=after_step, resume=resume)
         await emit(
             sink, InvestigationStopped(incident.id, result.steps, result.reason, result.detail))
         return result
+
+    async def attempt(
+        self,
+        incident: Incident,
+        model: Model,
+        toolset: ToolRunner,
+        inbox: ConstraintInbox | None = None,
+        sink: EventSink = discard,
+        *,
+        constraints: ConstraintSet | None = None,
+        lessons: Sequence[str] = (),
+        after_step: AfterStep | None = None,
+        resume: Sequence[Event] = (),
+        start_step: int = 0,
+        notes: Sequence[str] = (),
+    ) -> InvestigationResult:
+        """One try, without the started and stopped events of a whole run. The board
+        carries over to a later try of the same run (the router's Reflexion attempts), so
+        what was refuted stays refuted and is never proposed again."""
+        search = self.last_search
+        if search is None:
+            search = self.last_search = TreeSearch(operations_for(model), self.tot)
+        search.restore(resume)
+        return await self.react.attempt(
+            incident, model, toolset, inbox, sink, constraints=constraints, lessons=lessons,
+            after_step=after_step, resume=resume, start_step=start_step, notes=notes,
+            guide=search)

@@ -55,8 +55,10 @@ from bot.store.url import describe, resolve_url
 from bot.streaming import Mode, mode_from_env, streaming_policy
 from bot.telemetry import MeteredModel, Telemetry, metered_retry_handlers
 from bot.wiring import (
+    DEFAULT_ENGINE,
     ENGINES,
     SEARCH_CHOICES,
+    TAKES_CORRECTIONS,
     Setting,
     build_check_model,
     build_model,
@@ -99,8 +101,9 @@ def register(subparsers: Any) -> None:
         help="'analyzer' (offline, the default without OPENAI_API_KEY) or an OpenAI model name",
     )
     parser.add_argument(
-        "--engine", default="reflexion", choices=ENGINES,
-        help="reasoning engine (default: reflexion)",
+        "--engine", default=DEFAULT_ENGINE, choices=ENGINES,
+        help=f"reasoning engine (default: {DEFAULT_ENGINE}: the router, inside Reflexion's "
+        "evaluator)",
     )
     parser.add_argument("--search", default="bfs", choices=SEARCH_CHOICES,
                         help="how tot explores its hypotheses: beam (bfs) or depth-first (dfs)")
@@ -131,8 +134,9 @@ def make_runner(setting: Setting, model: Model, engine: str = "react",
                 search: str = "bfs", check: Model | None = None,
                 cache: ToolCache | None = None) -> Runner:
     """Investigations run through the same wiring as `triage investigate`. A resumed run
-    keeps its incident's clock; notes (a human's correction) need Reflexion, and the ReAct
-    engine gets the correction as a constraint only. `cache` is shared by every run."""
+    keeps its incident's clock; notes (a human's correction) need Reflexion or the router,
+    and the other engines get the correction as a constraint only. `cache` is shared by
+    every run."""
 
     async def run_one(request: RunRequest) -> InvestigationResult:
         where = replace(setting, now=request.now) if request.now is not None else setting
@@ -147,7 +151,7 @@ def make_runner(setting: Setting, model: Model, engine: str = "react",
             incident_id=request.investigation_id,
             lessons=request.lessons,
             resume=request.resume,
-            notes=request.notes if engine == "reflexion" else (),
+            notes=request.notes if engine in TAKES_CORRECTIONS else (),
             search=search,
             check=check,
             cache=cache,

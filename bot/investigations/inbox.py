@@ -124,7 +124,7 @@ class Delivery:
             log.info("inbox event %s for %s came after its end", item.id, item.investigation_id)
             self._tell(payload, "That investigation has already ended.")
             return
-        if item.kind in ("reply", "board") and str(payload.get("reply", "")) in \
+        if item.kind in ("reply", "board", "rewind") and str(payload.get("reply", "")) in \
                 investigation.replies:
             # The same Slack message or click reached this replica too (a retry, two
             # Socket Mode connections) and is in force already.
@@ -146,6 +146,13 @@ class Delivery:
                     self._tell(payload, "That instruction was already withdrawn.")
             case "stop":
                 registry.stop(investigation, user)
+            case "pause":
+                registry.steering.pause(investigation, user, str(payload.get("reply", "")))
+            case "resume":
+                registry.steering.resume(investigation, user)
+            case "rewind":
+                registry.steering.rewind_to(investigation, user, int(payload["step"]),
+                                            str(payload.get("reply", "")))
             case "decide":
                 if not registry.decide(str(payload["approval_id"]), bool(payload["approved"]),
                                        user):

@@ -10,6 +10,12 @@ another write. When a run ends its lease is released, so nobody takes it over.
 The TTL is `TRIAGE_LEASE_SECONDS` (default 30 s): how long a dead replica's investigations
 wait before another replica carries them on, and how long a replica may stall before it is
 presumed dead.
+
+Between renewals a replica trusts its leases by its own clock, for two thirds of the TTL
+after the last renewal that kept them. A message for Slack waits for a renewal when that
+time has passed (a process frozen, then woken), and is dropped when the renewal finds the
+lease taken: the messages queued before the freeze never reach the thread the new owner
+speaks in.
 """
 
 from __future__ import annotations
@@ -67,6 +73,8 @@ class Leases:
         self._stopping = False
         self._changed = asyncio.Event()
         self._stopped = asyncio.Event()
+        self._trusted_until: dict[str, float] = {}  # loop time, by investigation id
+        self._renewing = asyncio.Lock()
 
     @property
     def every(self) -> float:
@@ -84,13 +92,38 @@ class Leases:
         self.hold(investigation, generation)
 
     def hold(self, investigation: Investigation, generation: int) -> None:
-        """Keep renewing a lease taken (by `acquire` or a takeover) for `investigation`."""
+        """Keep renewing a lease taken (by `acquire` or a takeover) for `investigation`;
+        its thread's messages go out only while the lease is ours."""
         investigation.generation = generation
         self._held[investigation.id] = investigation
+        self._trust(investigation.id)
+        investigation.thread.guard = lambda: self.still_ours(investigation)
+
+    def _trust(self, investigation_id: str) -> None:
+        loop = asyncio.get_running_loop()
+        self._trusted_until[investigation_id] = loop.time() + self.every * 2
+
+    async def still_ours(self, investigation: Investigation) -> bool:
+        """Whether this replica may still speak for `investigation`: at once while the last
+        renewal is recent, else after a renewal (which cuts the run off if it was taken)."""
+        if investigation.lost:
+            return False
+        if investigation.generation is None or investigation.id not in self._held:
+            return True  # no lease (SQLite), or released at the end: nobody else owns it
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._trusted_until.get(investigation.id, 0.0):
+            return True
+        try:
+            await self.renew()
+        except Exception as exc:  # the store away: hold back, the next message asks again
+            log.warning("could not confirm the lease of %s: %s", investigation.id, exc)
+            return False
+        return not investigation.lost
 
     def drop(self, investigation: Investigation) -> None:
         if self._held.get(investigation.id) is investigation:
             del self._held[investigation.id]
+            self._trusted_until.pop(investigation.id, None)
             if self._stopping:
                 self._changed.set()
 
@@ -115,16 +148,19 @@ class Leases:
 
     async def renew(self) -> None:
         """Renew every held lease; cut off the runs whose lease was taken over."""
-        held = self.held()
-        if not held:
-            return
-        kept = await self.store.renew_leases(self.owner, held, self.ttl)
-        for investigation_id, generation in held.items():
-            investigation = self._held.get(investigation_id)
-            if investigation_id in kept or investigation is None:
-                continue
-            if investigation.generation == generation:
-                self.lose(investigation, "not renewed: another replica took it over")
+        async with self._renewing:  # the loop and a message's check ask at once
+            held = self.held()
+            if not held:
+                return
+            kept = await self.store.renew_leases(self.owner, held, self.ttl)
+            for investigation_id, generation in held.items():
+                investigation = self._held.get(investigation_id)
+                if investigation is None:
+                    continue
+                if investigation_id in kept:
+                    self._trust(investigation_id)
+                elif investigation.generation == generation:
+                    self.lose(investigation, "not renewed: another replica took it over")
 
     def stop(self) -> None:
         """Shutting down: the loop ends once the last held lease is released."""

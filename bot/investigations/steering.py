@@ -158,6 +158,18 @@ class Steering:
         pause = Constraint("pause", "pause", author=user, reply=reply)
         self.apply(investigation, Reading((pause,)), "pause", user, reply)
 
+    def rewind_to(self, investigation: Investigation, user: str, step: int,
+                  reply: str) -> None:
+        """The Rewind button on step N's message: roll back to the end of step N and pause,
+        so the human can say what to do differently before step N+1 (a reply, then
+        Resume). The same as replying "rewind to step N, hold on"."""
+        if investigation.inbox.stop_requested:
+            return
+        text = f"rewind to step {step}"
+        said = (Constraint("rewind", text, str(step), author=user, reply=reply),
+                Constraint("pause", "pause", author=user, reply=reply))
+        self.apply(investigation, Reading(said), text, user, reply)
+
     def resume(self, investigation: Investigation, user: str) -> None:
         """The Resume button: the same as replying "go on"."""
         for reply, said in list(investigation.replies.items()):

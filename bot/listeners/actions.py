@@ -1,5 +1,6 @@
-"""Buttons: Stop, Correct / Wrong (and 👍 / 👎) on a diagnosis, Approve / Deny a tool that
-changes things."""
+"""Buttons: Stop, Pause / Resume, Rewind on a step, Correct / Wrong (and 👍 / 👎) on a
+diagnosis, Approve / Deny a tool that changes things. A click that reaches a replica not
+running the investigation is left in the store for the one that does (listeners.forward)."""
 
 from __future__ import annotations
 
@@ -49,15 +50,44 @@ def register(app: AsyncApp, services: Services) -> None:
         user, channel, thread = _where(body)
         if not await allowed(services, channel, user, thread):
             return
-        investigation = services.investigations.get(str(action.get("value", "")))
+        investigation_id = str(action.get("value", ""))
+        investigation = services.investigations.get(investigation_id)
+        resuming = action["action_id"] == render.RESUME_ACTION
+        # one reply id per click, so Undo (or Resume) lifts exactly this pause
+        reply = f"pause-{action.get('action_ts') or user}"
         if investigation is None:
-            tell(services, channel, user, "That investigation has already ended.", thread)
+            if not await forward(services, investigation_id, "resume" if resuming else "pause",
+                                 {"channel": channel, "thread_ts": thread, "user": user,
+                                  "reply": reply}):
+                tell(services, channel, user, "That investigation has already ended.", thread)
             return
         steering = services.investigations.steering
-        if action["action_id"] == render.RESUME_ACTION:
+        if resuming:
             steering.resume(investigation, user)
-        else:  # one reply id per click, so Undo (or Resume) lifts exactly this pause
-            steering.pause(investigation, user, f"pause-{action.get('action_ts') or user}")
+        else:
+            steering.pause(investigation, user, reply)
+
+    @app.action(render.REWIND_ACTION)
+    async def on_rewind(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """Rewind on a step's message: back to the end of that step, paused for a word."""
+        await ack()
+        user, channel, thread = _where(body)
+        if not await allowed(services, channel, user, thread):
+            return
+        try:
+            step = int(str(action.get("value", "")))
+        except ValueError:
+            log.warning("a Rewind button sent an unknown value %r", action.get("value"))
+            return
+        reply = f"rewind-{action.get('action_ts') or user}"
+        investigation = services.investigations.active(channel, thread)
+        if investigation is None:
+            if not await forward(services, await running_elsewhere(services, channel, thread),
+                                 "rewind", {"channel": channel, "thread_ts": thread,
+                                            "user": user, "reply": reply, "step": step}):
+                tell(services, channel, user, "That investigation has already ended.", thread)
+            return
+        services.investigations.steering.rewind_to(investigation, user, step, reply)
 
     @app.action(render_steering.UNDO_ACTION)
     async def on_undo(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:

@@ -60,6 +60,12 @@ _REWIND = re.compile(
 WINDOW_MARK = " ⟨window⟩ "
 # "ignore the redis warnings": a kind of evidence is noise. Not an exclusion of whatever the
 # words name, not a ruled-out cause: a rule the model follows (and the analyzer demotes).
+# Another team's word that their side looks healthy ("authz team says their pods are fine"):
+# a fact to weigh, not a human ruling the cause out. Healthy pods and green dashboards do not
+# clear a certificate, a config or a capacity fault; "it's not X" still rules X out.
+_REPORTED_HEALTH = re.compile(
+    r"\b(?:says?|said|claims?|reports?|tells? us|told us|confirm(?:s|ed)?)\b(?:(?!\bnot\b|n't).)*"
+    r"\b(?:healthy|fine|green|ok|okay|normal|look good)\b", re.I)
 _NOISE = re.compile(
     r"^(?:please\s+|pls\s+)?(?:ignore|disregard|don'?t worry about|never mind|nevermind|"
     r"forget(?: about)?|ignora|ignoriere?|ignore[sz]?)\s+(?:the\s+|those\s+|these\s+|all\s+"
@@ -148,7 +154,8 @@ def _read_clause(clause: str, vocab: Vocabulary, carry: Intent, previous_clause:
         value = _ruled_out(clause, names)
         if value:
             return [("rule_out", value)], "rule_out", False, True, False
-    if lx.FACT.search(clause) and not lx.EXCLUDE.match(clause):
+    if (lx.FACT.search(clause) or (names.any() and _REPORTED_HEALTH.search(clause))) and \
+            not lx.EXCLUDE.match(clause):
         return [("fact", clause)], "", False, True, False
     if lx.FACT_WEAK.search(clause) and not lx.EXCLUDE.search(clause) and \
             not lx.RULE_OUT.search(clause):

@@ -28,9 +28,10 @@ def replica_env(database_url: str, lease_seconds: float) -> dict[str, str]:
 @contextlib.asynccontextmanager
 async def replica(slack: FakeSlack, database_url: str, lease_seconds: float,
                   env: Mapping[str, str] | None = None) -> AsyncIterator[BotProcess]:
-    """One replica; stopped (SIGTERM) at the end unless the test killed it."""
+    """One replica; stopped (SIGTERM) at the end unless the test killed it. Reflexion: the
+    test model tells a ReAct story (pods at step 1, events at step 2, held between)."""
     async with bot_process(slack, env={**replica_env(database_url, lease_seconds),
-                                       **(env or {})}) as bot:
+                                       **(env or {})}, args=("--engine", "reflexion")) as bot:
         yield bot
 
 

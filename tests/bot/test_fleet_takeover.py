@@ -239,3 +239,45 @@ async def test_a_replica_presumed_dead_that_wakes_up_is_fenced_off(
             events = list(await store.events(investigation_id))
             assert _steps_run_once(events) == [(1, "k8s_list_pods"), (2, "k8s_events")]
             assert (await store.investigation(investigation_id)).status == "done"
+
+
+async def test_what_a_frozen_replica_had_queued_for_slack_never_reaches_the_thread(
+    session: aiohttp.ClientSession, postgres_url: str,
+) -> None:
+    """A's step 2 is logged and its message queued when Slack answers 429 (Retry-After 1 s);
+    A is frozen during the wait and taken over by B. When A wakes up its retry is due at
+    once, but the message is checked against the lease first (A's own clock says the last
+    renewal is too old) and dropped, instead of landing in the thread B speaks in."""
+    channel = "CQUEUED"
+    async with FakeSlack() as slack, await Store.open(postgres_url) as store:
+        async with replica(slack, postgres_url, LEASE_SECONDS) as a, \
+                replica(slack, postgres_url, LEASE_SECONDS) as b:
+            _, ts = await SlackSender(f"{a.url}/slack/events", session).mention(
+                channel, "UALICE", f"[gate:held] {REPORT}")
+            ids = await investigation_ids(store, [(channel, ts)])
+            await held_after_step_one(store, ids)
+            await slack.wait_for(lambda f: posted_with(f, channel, ts, "*Step 1*"))
+            slack.rate_limit("chat.postMessage", retry_after=1, channel=channel)
+            a.open_gate("held")  # step 2 runs, is logged, and its post meets the 429
+
+            def refused() -> bool:
+                return any(c.method == "chat.postMessage" and c.status == 429
+                           for c in slack.calls)
+
+            await slack.wait_for(lambda f: refused())
+            a.process.send_signal(signal.SIGSTOP)
+            await slack.wait_for(lambda f: posted_with(f, channel, ts, TAKEN_OVER), within=15)
+            woke = len(slack.calls)
+            a.process.send_signal(signal.SIGCONT)
+            await eventually(lambda: asyncio.sleep(0, any("lease lost" in line
+                                                          for line in a.lines)),
+                             within=10, what=f"A was never cut off:\n{a.log()}")
+            await asyncio.sleep(0.5)  # a retry A still made would be out by now
+            from_a = [c for c in slack.calls[woke:] if c.method == "chat.postMessage"
+                      and "Step 2" in str(c.args.get("text", ""))]
+            assert from_a == [], "A's queued step 2 reached the thread after the takeover"
+            b.open_gate("held")
+            assert state_of(await ended(slack, channel, ts)) == "done"
+            assert await a.stop() == 0
+        assert len(statuses(slack, channel, ts)) == 1
+        assert len(posted_with(slack, channel, ts, "Diagnosis")) == 1

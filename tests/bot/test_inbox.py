@@ -28,19 +28,27 @@ from engines.events import (
     ConstraintWithdrawn,
     Event,
     ObservationReceived,
+    RewoundTo,
     ToolCalled,
 )
 from engines.incident import Incident
 from engines.react import SUBMIT_TOOL, EngineConfig, InvestigationResult, ReactEngine
 from engines.scripted_model import ScriptedModel, call, reply
-from tests.bot.harness import InProcessBot, button, ended, posted_with, state_of
+from tests.bot.harness import (
+    InProcessBot,
+    button,
+    ended,
+    posted_with,
+    state_of,
+    status_message,
+)
 from tests.bot.models import DIAGNOSIS
 from tests.bot.test_admission import StoreBot
 from tests.bot.test_hypothesis_board import CHANNEL as BOARD_CHANNEL
 from tests.bot.test_hypothesis_board import RIVAL, HeldAnalyzer, _row
 from tests.bot.test_memory import any_db_url, postgres_server
 from tests.bot.test_steering import restart_workload
-from tests.fakes.slack_api import FakeSlack, SlackSender
+from tests.fakes.slack_api import FakeSlack, Posted, SlackSender
 from tests.services.postgres import PostgresServer
 from tests.store.conftest import new_postgres_database
 from tools.context import ToolContext
@@ -396,3 +404,44 @@ async def test_a_reply_the_owner_had_not_claimed_by_the_end_is_kept_as_feedback(
     assert [(f.kind, f.user, f.text) for f in feedback] == [
         ("reply", "UBOB", "please stay out of kube-system"),
         ("reply", "UCAROL", "thanks, all good now")]
+
+
+def _rewind_to(slack: FakeSlack, channel: str, ts: str, step: int) -> Posted | None:
+    return next((m for m in slack.thread(channel, ts) if any(
+        e.get("action_id") == render.REWIND_ACTION and e.get("value") == str(step)
+        for block in m.blocks for e in block.get("elements", []))), None)
+
+
+def _paused(slack: FakeSlack, channel: str, ts: str) -> Posted | None:
+    status = status_message(slack, channel, ts)
+    return status if state_of(status) == "paused" else None
+
+
+async def test_pause_resume_and_rewind_clicks_on_the_other_replica_reach_the_owner(
+    replicas: tuple[Store, Store], session: aiohttp.ClientSession,
+) -> None:
+    async with _pair(replicas, session) as (slack, owner, _other, to_owner, to_other):
+        _, ts = await to_owner.mention("CPAUSEX", "UALICE", f"[gate:pausex] {REPORT}")
+        status = await slack.wait_for(
+            lambda f: next((m for m in f.thread("CPAUSEX", ts)
+                            if render.PAUSE_ACTION in m.all_text), None))
+        step_one = await slack.wait_for(lambda f: _rewind_to(f, "CPAUSEX", ts, 1))
+        # Step 2 is held; both clicks reach the replica that does not run it.
+        await to_other.click("CPAUSEX", "UBOB", status, render.PAUSE_ACTION,
+                             button(status, render.PAUSE_ACTION))
+        await slack.wait_for(lambda f: posted_with(f, "CPAUSEX", ts, "pausing"))
+        await to_other.click("CPAUSEX", "UCAROL", step_one, render.REWIND_ACTION, "1")
+        await slack.wait_for(lambda f: posted_with(f, "CPAUSEX", ts, "rolling back to step 1"))
+        owner.gates.open("pausex")
+        await slack.wait_for(lambda f: posted_with(f, "CPAUSEX", ts, "Rewound to step 1"))
+        paused = await slack.wait_for(lambda f: _paused(f, "CPAUSEX", ts))
+        await to_other.click("CPAUSEX", "UCAROL", paused, render.RESUME_ACTION,
+                             button(paused, render.RESUME_ACTION))
+        await slack.wait_for(lambda f: posted_with(f, "CPAUSEX", ts, "Going on"))
+        assert state_of(await ended(slack, "CPAUSEX", ts)) == "done"
+        assert not slack.calls_of("chat.postEphemeral"), "nobody was told it had ended"
+    events = await _events(replicas[0], "CPAUSEX", ts)
+    rewind = next(e for e in events if isinstance(e, RewoundTo))
+    assert (rewind.step, rewind.dropped, rewind.author) == (1, (2,), "UCAROL")
+    assert [(e.constraint, e.author) for e in events[events.index(rewind):]
+            if isinstance(e, ConstraintApplied)] == [("pause", "UBOB"), ("pause", "UCAROL")]

@@ -50,7 +50,8 @@ async def bot(slack: FakeSlack) -> AsyncIterator[BotProcess]:
         "TRIAGE_ALLOWED_CHANNELS": ",".join(CHANNELS),
         "TRIAGE_ALLOWED_USERS": f"{ALICE}, <@{BOB}|bob> <!subteam^{ONCALL}|@oncall>",
     }
-    async with bot_process(slack, env=env) as process:
+    # The test model tells a ReAct story (pods at step 1, events at step 2).
+    async with bot_process(slack, env=env, args=("--engine", "react")) as process:
         yield process
 
 

@@ -96,7 +96,9 @@ async def slack() -> AsyncIterator[FakeSlack]:
 async def bot(slack: FakeSlack) -> AsyncIterator[BotProcess]:
     prices = {"TRIAGE_PRICE_INPUT_PER_MTOK": str(PRICE_IN), "TRIAGE_PRICE_OUTPUT_PER_MTOK":
               str(PRICE_OUT)}
-    async with bot_process(slack, module=MODULE, env=prices) as process:
+    # The test model tells a ReAct story (pods at step 1, events at step 2): Reflexion's.
+    async with bot_process(slack, module=MODULE, env=prices,
+                           args=("--engine", "reflexion")) as process:
         yield process
 
 

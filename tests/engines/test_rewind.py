@@ -5,7 +5,9 @@ resumed from the log after a restart goes on from the rewound state too."""
 
 from __future__ import annotations
 
-from engines.constraints import ConstraintInbox
+import asyncio
+
+from engines.constraints import Constraint, ConstraintInbox
 from engines.events import ConstraintApplied, Event, ObservationReceived, RewoundTo, ToolCalled
 from engines.incident import Incident
 from engines.model import ModelReply, ModelRequest, ToolMessage, UserMessage
@@ -113,3 +115,43 @@ def test_a_rewind_is_not_a_standing_constraint_and_undo_cancels_it() -> None:
     assert inbox.rewind is not None and inbox.rewind.value == "2"
     inbox.withdraw("r1")
     assert inbox.take_rewind() is None
+
+
+async def test_a_rewind_asked_during_a_pause_rolls_back_and_a_new_pause_holds_again() -> None:
+    """The Rewind button's shape: a pause is in force, then "rewind to step 1" comes with a
+    pause of its own; the engine rolls back at once (not after the next model call) and
+    holds until Resume, with no model request in between."""
+    toolset, constraints = make()
+    inbox = ConstraintInbox()
+    seen: list[ModelRequest] = []
+    held = asyncio.Event()
+
+    def model(request: ModelRequest) -> ModelReply:
+        seen.append(request)
+        if len(seen) == 2:
+            inbox.put(Constraint("pause", "hold on", author="bob", reply="p1"))
+        if len(seen) <= 2:
+            return reply(f"step {request.step}", call("k8s_pods", {"namespace": "shop"}))
+        return reply("done", call("submit_diagnosis", DIAGNOSIS))
+
+    async def keep(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, ConstraintApplied) and event.constraint == "pause":
+            held.set()
+
+    events: list[Event] = []
+    run = asyncio.create_task(ReactEngine(EngineConfig(max_steps=6)).run(
+        Incident("checkout restarts", now=NOW), FunctionModel(model), toolset, inbox, keep,
+        constraints=constraints))
+    await asyncio.wait_for(held.wait(), 5)  # paused at the start of step 3
+    held.clear()
+    inbox.put(Constraint("rewind", "rewind to step 1", "1", author="carol", reply="w1"))
+    inbox.put(Constraint("pause", "pause", author="carol", reply="w1"))
+    await asyncio.wait_for(held.wait(), 5)  # rolled back, and held by the rewind's pause
+    assert len(seen) == 2 and not run.done()
+    rewinds = [e for e in events if isinstance(e, RewoundTo)]
+    assert [(r.step, r.dropped) for r in rewinds] == [(1, (2,))]
+    inbox.resume()
+    result = await asyncio.wait_for(run, 5)
+    assert result.reason == "diagnosed" and len(seen) == 3
+    assert seen[2].step == 2  # it went on from step 1

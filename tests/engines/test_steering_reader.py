@@ -141,3 +141,14 @@ def test_the_corpora_do_not_regress(corpus: str, floor: float) -> None:
     assert score.claimed_right / score.claimed >= floor
     assert score.false_namespace == []
     assert score.corrections_right / score.corrections >= 0.95
+
+
+def test_another_teams_word_that_their_side_is_healthy_is_a_fact_not_a_rule_out() -> None:
+    vocab = Vocabulary.of(namespaces=("access", "billing"), workloads=("authz", "billing-api"))
+    relayed = read_reply("authz team says their pods are healthy and their last deploy was "
+                         "on Sunday", vocab).constraints
+    assert [c.kind for c in relayed] == ["fact"]  # healthy pods do not clear a bad cert
+    assert [(c.kind, c.value) for c in read_reply("it's not authz", vocab).constraints] == [
+        ("rule_out", "authz")]
+    assert [(c.kind, c.value) for c in read_reply("authz is fine", vocab).constraints] == [
+        ("rule_out", "authz")]  # the human's own ruling still rules it out

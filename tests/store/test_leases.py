@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any, cast
 
 import pytest
 
+from bot.investigations.investigation import Investigation
+from bot.investigations.leases import Leases
+from bot.outbox_items import Thread
 from bot.store import InvestigationRecord, Store
 from bot.store.errors import LeaseLostError, UnknownInvestigationError
+from engines.constraints import ConstraintInbox
 from engines.events import ThoughtRecorded
 from tests.store._appender import event
 
@@ -178,3 +183,25 @@ async def test_no_write_of_the_old_owner_lands_after_a_takeover(db_url: str) -> 
     finally:
         await old.close()
         await new.close()
+
+
+async def test_a_threads_messages_wait_for_a_renewal_once_the_lease_is_stale_and_stop_if_taken(
+    store: Store,
+) -> None:
+    """The outbox's guard (bot.investigations.leases.Leases.still_ours): while the last
+    renewal is recent it answers at once, with no statement; once it is older than two
+    thirds of the TTL (a process frozen, then woken) it renews first, and a lease another
+    replica took meanwhile cuts the run off and silences its thread."""
+    await _running(store, "frozen")
+    leases = Leases(store, seconds=0.6, owner="replica-a")
+    thread = Thread("C1", "frozen.ts")
+    investigation = Investigation("frozen", "checkout restarts", "alice", thread,
+                                  ConstraintInbox(), cast(Any, None))
+    await leases.acquire(investigation)
+    assert thread.guard is not None and await thread.guard()  # fresh: trusted as it is
+    await asyncio.sleep(0.5)  # stale by this replica's clock, still valid in the store
+    assert await thread.guard() and not investigation.lost  # renewed, so still ours
+    await asyncio.sleep(0.7)  # expired in the store too: replica-b takes it over
+    assert [r.id for r, _ in await store.claim_expired("replica-b", TTL, limit=1)] == ["frozen"]
+    assert not await thread.guard()
+    assert investigation.lost and thread.dead and leases.lost == 1

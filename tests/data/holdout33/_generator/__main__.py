@@ -1,0 +1,3 @@
+from tests.data.holdout33._generator import main
+
+main()
