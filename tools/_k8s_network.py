@@ -224,8 +224,14 @@ def _rule_text(rule: dict[str, Any], peer: str, spaces: list[dict[str, str]]) ->
 
 
 def _allows_dns(rule: dict[str, Any]) -> bool:
+    """Whether an egress rule can let DNS out: port 53 (or every port) to a peer that may be
+    the cluster's resolver in kube-system. A peer of pods alone is the policy's own
+    namespace, so `to: [{podSelector: {}}]` on all ports still cuts DNS off."""
     ports = rule.get("ports") or []
-    return not ports or any(str(p.get("port")) in ("53", "dns", "dns-tcp") for p in ports)
+    if ports and not any(str(p.get("port")) in ("53", "dns", "dns-tcp") for p in ports):
+        return False
+    peers = rule.get("to") or []
+    return not peers or any("namespaceSelector" in p or "ipBlock" in p for p in peers)
 
 
 @tool(describe=lambda a: f"Checking ingresses in {_where(a)}")

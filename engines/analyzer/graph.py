@@ -174,7 +174,9 @@ def onset(candidate: Candidate, facts: Facts) -> datetime | None:
 VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion"}),
            SCALES: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion",
                               "cpu_throttling", "autoscaling_limit"})}
-VICTIMS[HURTS] = VICTIMS[CALLS]
+# A fault that names its victims (a NetworkPolicy that cuts pods off, a DNS server down)
+# also explains their crash loops: their last words are that fault's errors.
+VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop"}
 ROLLOUT = "bad_rollout"
 LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 

@@ -80,15 +80,19 @@ NOT_STARTED = ("image_pull", "unschedulable", "quota_exceeded")
 LIVENESS_KILL, OUT_OF_ROOM = "killed by its liveness probe", "out of disk or descriptors"
 # A node's own state decides its category: (what it shows, what it also shows, how strong
 # that must be, the demotion, why; what else it shows that cancels the rule). A running DNS
-# server that crash-loops, is OOM-killed or fails its probes is only the form of a network
-# outage (detectors/dns.py); a network "outage" of a workload is its pods that cannot pull,
-# be scheduled or get CPU.
+# server that crash-loops or fails its probes is only the form of a network outage
+# (detectors/dns.py); a network "outage" of a workload is its pods that cannot pull, be
+# scheduled, get CPU or keep within their memory limit: the limit is what to fix.
 PRECEDENCE: tuple[tuple[str, tuple[str, ...], float, float, str, str], ...] = (
     *((form, ("network",), 0.6, 0.4, "it serves the cluster's DNS: its callers fail to "
-       "resolve names, a network outage", "") for form in (*DIES, "probe_failure")),
+       "resolve names, a network outage", "") for form in ("crash_loop", "probe_failure")),
     ("network", PULL_OR_PLACE, 0.6, 0.6, "its new pods cannot start: that is the cause", ""),
     ("network", ("cpu_throttling",), 0.6, 0.6,
      "it answers slowly because its CPU limit throttles it", ""),
+    ("network", ("oom_killed",), 0.6, 0.6,
+     "it is OOM-killed: its memory limit is what fails it", ""),
+    ("unschedulable", ("quota_exceeded",), 0.4, 0.5,
+     "its pods wait for what a quota refuses to create (a claim, a pod)", ""),
     ("bad_rollout", (*NOT_STARTED, *DIES, "probe_failure"), 0.5, 0.35,
      "the new revision fails in a more specific way", ""),
     ("probe_failure", DIES, 0.6, 0.4, "the probes fail because the container dies",

@@ -117,3 +117,24 @@ async def test_a_namespace_selector_that_no_namespace_matches_is_flagged(tmp_pat
     assert any("matches no namespace" in w for w in rows["from-dmz"]["warnings"])
     assert rows["from-public"]["ingress"] == ["from namespaces zone=public on TCP/3000"]
     assert "warnings" not in rows["from-public"]
+
+
+async def test_egress_open_only_to_the_namespaces_own_pods_is_said_to_cut_dns(
+        tmp_path: Path) -> None:
+    """`to: [{podSelector: {}}]` on every port admits the policy's own namespace only: the
+    resolver in kube-system is cut off, and the listing says so; a rule to a namespace
+    selector on port 53 lets DNS out."""
+    folder = _scenario(tmp_path)
+    objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
+    own = _policy("own-namespace-only", 30, [])
+    own["spec"]["egress"] = [{"to": [{"podSelector": {}}]}]
+    dns = _policy("with-dns", 30, [])
+    dns["spec"]["egress"] = [{"to": [{"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "kube-system"}}}], "ports": [{"port": 53,
+                                                                   "protocol": "UDP"}]}]
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all([*objects, own, dns]))
+    rows = {p["name"]: p for p in (await call(context(folder),
+                                              "k8s_list_network_policies"))["policies"]}
+    cut = "egress is restricted and no rule allows DNS (port 53)"
+    assert cut in rows["own-namespace-only"]["warnings"]
+    assert cut not in rows["with-dns"].get("warnings", [])

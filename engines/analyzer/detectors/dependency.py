@@ -52,7 +52,18 @@ CONNECT = ("connection refused", "connection timed out", "connect timed out", "t
            "connection error", "connectionerror", "connection aborted", "is down",
            "not responding", "no response", "responded 5", "returned 5", "answered 5",
            "status 5")
+# An API outside the cluster that refuses the caller's credentials (a key revoked or
+# expired at the provider) fails the caller as surely as one that is down; counted only when
+# the line names an outside host or a provider, so that the cluster's own auth is not.
+REFUSED = ("status=401", "status 401", "http 401", "401 unauthorized", "unauthorized",
+           "revoked", "invalid api key", "invalid_api_key", "authorization grant is invalid",
+           "invalid_grant")
 OTHER_CAUSES = (*TLS, *DNS, *DNS_LOOKUP, *EXHAUSTION)  # those name a more specific cause
+
+
+def _outside_refusal(sighting: Sighting, targets: list[Target]) -> bool:
+    text = f"{sighting.pattern.example} {sighting.pattern.template}".lower()
+    return any(t.external for t in targets) or "provider" in text
 
 
 def _targets(sighting: Sighting, facts: Facts) -> list[Target]:
@@ -86,11 +97,14 @@ def _strained(ref: Ref, facts: Facts) -> tuple[str, Signals] | None:
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
     callees: dict[Ref, Candidate] = {}
-    for caller, seen in by_workload(sightings(facts, scope, CONNECT, OTHER_CAUSES)).items():
+    seen_all = sightings(facts, scope, (*CONNECT, *REFUSED), OTHER_CAUSES)
+    for caller, seen in by_workload(seen_all).items():
         entry = Candidate("dependency_failure", caller)
         hosts: list[Target] = []
         for sighting in seen[:3]:
             targets = _targets(sighting, facts)
+            if sighting.phrase in REFUSED and not _outside_refusal(sighting, targets):
+                continue
             inside = [t for t in targets if t.in_cluster]
             text = f"{sighting.pattern.example} {sighting.pattern.template}"
             callee = next((w for t in inside if (w := target_workload(t, facts))), None) or \

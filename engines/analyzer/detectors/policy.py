@@ -59,6 +59,14 @@ def selects(policy: Policy, workload: Ref) -> bool:
     return workload.name in _LABEL_VALUE.findall(policy.applies_to)
 
 
+def lets_dns_out(rule: str) -> bool:
+    """Whether an egress rule (as k8s_list_network_policies words it) can let DNS out:
+    port 53 or every port, to a peer that may be the resolver in kube-system (anywhere, a
+    namespace selector, an address block); pods alone are the policy's own namespace."""
+    ports = "53" in rule or "all ports" in rule
+    return ports and any(peer in rule for peer in ("anywhere", "namespaces", " ip "))
+
+
 def admits(rule: str, peer: Ref, home: str) -> bool | None:
     """Whether one rule (as k8s_list_network_policies writes it: "from namespaces ... and
     pods ... on TCP/8080", "to ip 10.0.0.0/8 on ...", "deny all") lets traffic with the
@@ -193,7 +201,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     for sighting in lookups:
         for policy in facts.policies.values():
             if selects(policy, sighting.workload) and "Egress" in policy.types and not any(
-                    "53" in rule or "all ports" in rule for rule in policy.egress):
+                    lets_dns_out(rule) for rule in policy.egress):
                 _blame(found, policy, sighting, 0.35,
                        f"NetworkPolicy {policy.name} restricts egress of "
                        f"{sighting.workload.name} without allowing DNS (port 53)",

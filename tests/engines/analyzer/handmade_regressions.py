@@ -174,7 +174,8 @@ def edge_uploads(root: Path) -> Path:
 
 def resolver_oom(root: Path) -> Path:
     """The cluster's DNS server (not called coredns) is OOM-killed over and over: callers in
-    two namespaces cannot resolve names."""
+    two namespaces cannot resolve names. The category is the server's own state, its
+    memory limit (what to fix), not its callers' DNS failures (issue #16)."""
     ns, name = "kube-system", "cluster-resolver"
     image = "registry.k8s.io/dns/k8s-dns-kube-dns:1.23.1"
     labels = {"k8s-app": "kube-dns"}
@@ -243,7 +244,7 @@ def resolver_oom(root: Path) -> Path:
     return write(root, "resolver-oom",
                  "checkout in orders and payments-api are failing since 10:30, lots of "
                  "errors, nothing was deployed",
-                 culprit("Deployment", ns, name, "network"), objects, logs)
+                 culprit("Deployment", ns, name, "oom_killed"), objects, logs)
 
 
 def write_regressions(root: Path) -> list[Path]:
