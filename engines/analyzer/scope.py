@@ -158,10 +158,21 @@ def _words(text: str) -> set[str]:
     return words | {a + b for a, b in pairwise(said)}
 
 
+_CAMEL = re.compile(r"\b[A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")
+_HUMP = re.compile(r"[A-Z]?[a-z0-9]+")
+
+
+def _uncamel(report: str) -> str:
+    """Alert names said as they page ("EtaEstimatorPodsNotReady") spelled out beside them as
+    words too ("eta estimator pods not ready"), so they name the workload they are about."""
+    return _CAMEL.sub(lambda m: f"{m.group(0)} ({' '.join(_HUMP.findall(m.group(0)))})",
+                      report)
+
+
 def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str] = (),
                 ignored: Sequence[str] = ()) -> Scope:
     """Match the report (and any "focus on") against the names seen in the cluster."""
-    text, cleared = _complaint(report)
+    text, cleared = _complaint(_uncamel(report))
     words, cleared_words = _words(text), _words(cleared)
     targets: dict[Ref, float] = {}
     names = set(facts.workloads) | {Ref("Service", ns, n) for ns, n in facts.services}

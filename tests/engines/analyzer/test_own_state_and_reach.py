@@ -1,7 +1,8 @@
-"""Four general rules: a DNS server's own memory limit is its cause, not "the network"; a
+"""General rules: a DNS server's own memory limit is its cause, not "the network"; a
 Pending pod whose claim a quota refuses waits on the quota; an egress policy that opens
 every port to its own namespace's pods still cuts DNS off, and its victims' crash loops
-are its own; an outside API refusing a caller's key fails the caller as a dependency."""
+are its own; an outside API refusing a caller's key fails the caller as a dependency; an
+alert's CamelCase name names the workload it pages about."""
 
 from __future__ import annotations
 
@@ -80,3 +81,10 @@ def test_the_ranked_answer_of_a_policy_cutting_dns_is_the_policy_not_the_crash()
     report = "the pay worker keeps crashing"
     found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
     assert (found[0].category, found[0].culprit.name) == ("network", "deny-egress")
+
+
+def test_an_alert_named_in_camel_case_names_the_workload_it_pages_about() -> None:
+    facts = facts_of(workloads(workload("eta-estimator", "dispatch"),
+                               workload("ledger-export", "finance")))
+    scope = scope_of(facts, "getting EtaEstimatorPodsNotReady pages since 16:00")
+    assert [r.name for r in scope.primary] == ["eta-estimator"]
