@@ -84,6 +84,16 @@ def _random_value(match: re.Match[str]) -> str:
     return f"{match.group('key')}{match.group('sep')}{MASK}"
 
 
+def _scheme_value(match: re.Match[str]) -> str:
+    """The credential after "Bearer", "Token"...; a plain lower-case word after one ("token
+    exchange failed", "token refresh") is prose, kept: a credential has digits, capitals or
+    punctuation in it, or is long."""
+    value = match.group(2)
+    if value.isalpha() and value.islower() and len(value) < 20:
+        return match.group(0)
+    return f"{match.group(1)} {MASK}"
+
+
 _RULES: tuple[_Rule, ...] = (
     # PEM private keys, with or without their END line (a cut log line).
     (re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)",
@@ -105,8 +115,8 @@ _RULES: tuple[_Rule, ...] = (
     (re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"), MASK),  # Stripe
     (re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"), MASK),  # OpenAI, Anthropic
     # Authorization schemes: "Bearer <token>", "Basic <base64>".
-    (re.compile(r"\b(Bearer|Basic|Token|Digest)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE),
-     r"\1 " + MASK),
+    (re.compile(r"\b(Bearer|Basic|Token|Digest)\s+([A-Za-z0-9\-._~+/]{8,}=*)", re.IGNORECASE),
+     _scheme_value),
     # key=value, key: value, "key": "value" where the key names a credential. The key is
     # matched as a whole token and judged in the callback: a regex that searched for the
     # credential word inside the token backtracked cubically on long tokens.

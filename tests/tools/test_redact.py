@@ -140,3 +140,11 @@ def test_long_unbroken_strings_do_not_backtrack() -> None:
     for text in ("x" * 50_000, "ab." * 17_000, "key=value " * 5_000):
         redact(text)
     assert time.perf_counter() - started < 10
+
+
+def test_a_plain_word_after_token_or_bearer_is_prose_not_a_credential() -> None:
+    assert redact("idp token exchange failed after 5s") == "idp token exchange failed after 5s"
+    assert redact("token refresh failed") == "token refresh failed"
+    assert redact("Authorization: Bearer abcdefghijkl0123") == "Authorization: Bearer [REDACTED]"
+    assert redact("Basic dXNlcjpwYXNz") == "Basic [REDACTED]"  # base64 has capitals
+    assert "averyveryverylongsecretword" not in redact("token averyveryverylongsecretword")
