@@ -1,0 +1,3 @@
+from tests.data.holdout34._generator import main
+
+main()
