@@ -49,6 +49,7 @@ _NO_RETRY = frozenset({"stopped", "failed", "timeout", "token_budget"})
 class ReflexionConfig:
     max_attempts: int = 3
     min_confidence: float = 0.5
+    retry_unknown: bool = True  # an `unknown` answer is a failed attempt
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +58,19 @@ class Verdict:
     problems: tuple[str, ...] = ()
 
 
-def evaluate(result: InvestigationResult, min_confidence: float = 0.5) -> Verdict:
+def evaluate(result: InvestigationResult, min_confidence: float = 0.5, *,
+             unknown_fails: bool = True) -> Verdict:
     """Judge an attempt by rules that need no model: nothing here can be talked round."""
     diagnosis = result.diagnosis
     if diagnosis is None:
         return Verdict(False, ("no diagnosis was submitted",))
     problems: list[str] = []
-    if diagnosis.category == "unknown":
+    if diagnosis.category == "unknown" and unknown_fails:
         problems.append("the category is unknown")
     if diagnosis.confidence < min_confidence:
         problems.append(f"confidence {diagnosis.confidence:.2f} is below {min_confidence:.2f}")
-    if not diagnosis.evidence:
-        problems.append("no evidence was quoted")
+    if not diagnosis.evidence and (diagnosis.category != "unknown" or unknown_fails):
+        problems.append("no evidence was quoted")  # an accepted `unknown` may have none
     for item in diagnosis.evidence:
         if not any(occurs(item.quote, text) for _, text in result.observations):
             problems.append(f"the evidence {item.quote!r} occurs in no observation")
@@ -238,7 +240,8 @@ class ReflexionEngine:
             total = total + result.usage
             steps, tool_calls = result.steps, tool_calls + result.tool_calls
             seconds += result.seconds
-            verdict = evaluate(result, self.reflexion.min_confidence)
+            verdict = evaluate(result, self.reflexion.min_confidence,
+                               unknown_fails=self.reflexion.retry_unknown)
             if self.check is not None and self.check_name != model.name:
                 before = self.check.usage
                 verdict = await check_attempt(self.check, incident, result, toolset,

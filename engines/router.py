@@ -129,10 +129,10 @@ def choose(complexity: Complexity, base: EngineConfig) -> Choice:
 
 
 # The router's attempts: a second one only when the first failed outright (no diagnosis,
-# `unknown`, evidence no observation holds). A low confidence alone is reported as it is,
-# with its rivals: on the suites, Reflexion's retries of low-confidence answers changed
-# none of them and cost 2.4 more steps an incident (README, the router).
-ROUTER_ATTEMPTS = ReflexionConfig(max_attempts=2, min_confidence=0.0)
+# evidence no observation holds). A low confidence, or `unknown` with its leads, is reported
+# as it is: on the suites, Reflexion's retries of those changed none of them and cost 2.4
+# more steps an incident (README, the router).
+ROUTER_ATTEMPTS = ReflexionConfig(max_attempts=2, min_confidence=0.0, retry_unknown=False)
 
 
 class AutoEngine:

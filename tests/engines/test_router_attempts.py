@@ -1,7 +1,8 @@
 """The router runs its chosen engine inside Reflexion's evaluator (#15): an attempt that
-fails outright (here `unknown`) is reflected on and tried once more, and a human's
-correction opens every attempt, through the strict loopback OpenAI server. A low
-confidence alone is no failure for the router: it is reported as it is."""
+fails outright (here evidence that no observation holds) is reflected on and tried once
+more, and a human's correction opens every attempt, through the strict loopback OpenAI
+server. A low confidence, or `unknown` with its leads, is no failure for the router: it is
+reported as it is."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from tools.toolset import Toolset
 UNKNOWN = {**DIAGNOSIS, "category": "unknown", "confidence": 0.2,
            "summary": "Nothing explains the restarts yet."}
 UNSURE = {**DIAGNOSIS, "confidence": 0.35}
+MADE_UP = {**DIAGNOSIS, "evidence": [{"tool": "k8s_list_pods", "quote": "disk quota 99%"}]}
 NO_BOARD = Completion(None, (tool_call("record_hypotheses", "{not json"),))
 PODS = Completion(None, (tool_call("k8s_list_pods", {"namespace": "shop"}),))
 
@@ -52,30 +54,32 @@ def _said(body: dict[str, Any]) -> str:
     return "\n".join(str(m.get("content") or "") for m in body["messages"])
 
 
-async def test_an_unknown_answer_is_reflected_on_and_tried_again() -> None:
+async def test_made_up_evidence_is_reflected_on_and_tried_again() -> None:
     async with FakeOpenAIServer() as server:
         server.script(
-            NO_BOARD, Completion(None, (tool_call("submit_diagnosis", UNKNOWN),)),
-            Completion("The restarts were not read: read the pods' last terminations.", ()),
+            NO_BOARD, Completion(None, (tool_call("submit_diagnosis", MADE_UP),)),
+            Completion("The quote was not read anywhere: read the pods' last terminations.",
+                       ()),
             PODS, NO_BOARD, Completion(None, (tool_call("submit_diagnosis", DIAGNOSIS),)),
         )
         result, events, bodies = await _auto(server)
     assert result.reason == "diagnosed" and result.attempts == 2
     assert is_correct(result.diagnosis, SCENARIO.truth)
     reflections = [e for e in events if isinstance(e, ReflectionRecorded)]
-    assert len(reflections) == 1 and "the category is unknown" in reflections[0].problems
+    assert len(reflections) == 1 and "occurs in no observation" in reflections[0].problems[0]
     assert result.reflections == (reflections[0].text,)
     assert "REFLECTION on attempt 1" in _said(bodies[3])  # the second attempt opens with it
     assert [e.kind for e in events].count("stopped") == 1
 
 
-async def test_a_low_confidence_answer_is_reported_without_a_retry() -> None:
-    async with FakeOpenAIServer() as server:
-        server.script(NO_BOARD, Completion(None, (tool_call("submit_diagnosis", UNSURE),)))
-        result, events, bodies = await _auto(server)
-    assert result.attempts == 1 and result.diagnosis is not None
-    assert result.diagnosis.confidence == 0.35 and len(bodies) == 2
-    assert not [e for e in events if isinstance(e, ReflectionRecorded)]
+async def test_a_low_confidence_or_unknown_answer_is_reported_without_a_retry() -> None:
+    for answer, category in ((UNSURE, "oom_killed"), (UNKNOWN, "unknown")):
+        async with FakeOpenAIServer() as server:
+            server.script(NO_BOARD, Completion(None, (tool_call("submit_diagnosis", answer),)))
+            result, events, bodies = await _auto(server)
+        assert result.attempts == 1 and result.diagnosis is not None
+        assert result.diagnosis.category == category and len(bodies) == 2
+        assert not [e for e in events if isinstance(e, ReflectionRecorded)]
 
 
 async def test_a_correction_opens_the_attempt() -> None:
