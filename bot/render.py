@@ -52,6 +52,8 @@ WRONG_ACTION = "triage_wrong"
 APPROVE_ACTION = "triage_approve"
 DENY_ACTION = "triage_deny"
 REWIND_ACTION = "triage_rewind"  # on a step's message; the value is the step's number
+REWIND_MENU_ACTION = "triage_rewind_menu"  # on the status message: pick the step
+REWIND_CHOICES = 25  # the latest steps offered in the status message's menu
 FEEDBACK_BLOCK = "triage_feedback"
 THUMBS_BLOCK = "triage_thumbs"  # 👍 / 👎 (bot.render_stream)
 
@@ -106,11 +108,24 @@ def status_message(view: StatusView) -> Message:
                     button("Resume", RESUME_ACTION, view.investigation_id, "primary")
                     if view.paused else button("Pause", PAUSE_ACTION, view.investigation_id),
                     button("Stop", STOP_ACTION, view.investigation_id, "danger"),
+                    *_rewind_menu(view.step),
                 ],
             }
         )
     text = f"Investigating: {clip(clean_line(view.incident), 200)} ({shown}, {steps})"
     return Message(text, blocks)
+
+
+def _rewind_menu(step: int) -> list[Block]:
+    """"Rewind to…" with the steps so far: the Rewind a streamed thread has no step
+    messages to carry (the engine keeps to the steps already complete)."""
+    if step < 1:
+        return []
+    first = max(1, step - REWIND_CHOICES + 1)
+    options = [{"text": {"type": "plain_text", "text": f"Step {n}"}, "value": str(n)}
+               for n in range(step, first - 1, -1)]
+    return [{"type": "static_select", "action_id": REWIND_MENU_ACTION, "options": options,
+             "placeholder": {"type": "plain_text", "text": "Rewind to…"}}]
 
 
 # --- steps --------------------------------------------------------------------------------

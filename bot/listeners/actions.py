@@ -67,15 +67,17 @@ def register(app: AsyncApp, services: Services) -> None:
         else:
             steering.pause(investigation, user, reply)
 
-    @app.action(render.REWIND_ACTION)
+    @app.action(re.compile(f"^({render.REWIND_ACTION}|{render.REWIND_MENU_ACTION})$"))
     async def on_rewind(ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
-        """Rewind on a step's message: back to the end of that step, paused for a word."""
+        """Rewind on a step's message, or a step picked in the status message's menu: back
+        to the end of that step, paused for a word."""
         await ack()
         user, channel, thread = _where(body)
         if not await allowed(services, channel, user, thread):
             return
+        picked = action.get("selected_option") or {}
         try:
-            step = int(str(action.get("value", "")))
+            step = int(str(picked.get("value") or action.get("value", "")))
         except ValueError:
             log.warning("a Rewind button sent an unknown value %r", action.get("value"))
             return

@@ -128,3 +128,38 @@ async def test_the_rewind_button_rolls_back_pauses_and_obeys_the_next_reply(
     after = [e for e in events[at:] if isinstance(e, ToolCalled)]
     assert after and min(e.step for e in after) == 2
     assert all(e.arguments.get("namespace") != "monitoring" for e in after)
+
+
+def _menu_steps(message: Posted | None) -> list[str]:
+    for block in message.blocks if message else ():
+        for element in block.get("elements", []):
+            if element.get("action_id") == render.REWIND_MENU_ACTION:
+                return [o["value"] for o in element["options"]]
+    return []
+
+
+async def test_the_status_messages_rewind_menu_rolls_back_to_the_step_picked(
+        session: aiohttp.ClientSession) -> None:
+    """The menu a streamed thread relies on (it has no step messages to carry a button)."""
+    model = HeldAnalyzer()
+    runner = make_runner(scenario_setting("checkout-oom"), model, "react")
+    async with FakeSlack() as slack, InProcessBot(slack, runner=runner) as bot:
+        sender = SlackSender(f"{bot.url}/slack/events", session)
+        _, ts = await sender.mention(CHANNEL, "UALICE", REPORT)
+        await asyncio.wait_for(model.at_three.wait(), 15)
+        status = await slack.wait_for(
+            lambda f: (m := status_message(f, CHANNEL, ts)) and "1" in _menu_steps(m) and m)
+        await sender.select(CHANNEL, "UBOB", status, render.REWIND_MENU_ACTION, "1")
+        await slack.wait_for(lambda f: posted_with(f, CHANNEL, ts, "rolling back to step 1"))
+        model.gate.set()
+        said = (await slack.wait_for(lambda f: posted_with(f, CHANNEL, ts, "Rewound to")))[0]
+        assert "Rewound to step 1: dropped steps 2-3" in said.all_text
+        paused = await slack.wait_for(
+            lambda f: (m := status_message(f, CHANNEL, ts)) and state_of(m) == "paused" and m)
+        await sender.click(CHANNEL, "UBOB", paused, render.RESUME_ACTION,
+                           button(paused, render.RESUME_ACTION))
+        assert state_of(await ended(slack, CHANNEL, ts)) == "done"
+        record = await bot.store.find_by_thread(CHANNEL, ts)
+        assert record is not None
+        events = list(await bot.store.events(record.id))
+    assert [(r.step, r.author) for r in events if isinstance(r, RewoundTo)] == [(1, "UBOB")]

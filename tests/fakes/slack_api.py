@@ -427,3 +427,22 @@ class SlackSender:
         }
         form = urlencode({"payload": json.dumps(payload)}).encode()
         return await self.send(form, "application/x-www-form-urlencoded")
+
+    async def select(self, channel: str, user: str, message: Any, action_id: str,
+                     value: str) -> Sent:
+        """Pick option `value` in a static_select menu of `message` (a Posted)."""
+        payload = {
+            "type": "block_actions", "team": {"id": TEAM}, "user": {"id": user},
+            "api_app_id": "ATRIAGE", "channel": {"id": channel},
+            "container": {"type": "message", "message_ts": message.ts, "channel_id": channel},
+            "message": {"ts": message.ts, "thread_ts": message.thread_ts, "text": message.text,
+                        "blocks": message.blocks},
+            "response_url": self.response_url, "trigger_id": f"trig{next(self._ids)}",
+            "actions": [{"type": "static_select", "action_id": action_id, "block_id": "b",
+                         "selected_option": {"text": {"type": "plain_text",
+                                                      "text": f"Step {value}"},
+                                             "value": value},
+                         "action_ts": str(time.time())}],
+        }
+        form = urlencode({"payload": json.dumps(payload)}).encode()
+        return await self.send(form, "application/x-www-form-urlencoded")
