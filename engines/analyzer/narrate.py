@@ -33,7 +33,7 @@ def name(ref: Ref) -> str:
 SYMPTOM_WORDS = {"restarts": "restarts", "errors": "errors", "latency": "slowness",
                  "pending": "missing capacity", "deploy": "a recent change", "tls": "TLS",
                  "dns": "name resolution",
-                 "batch": "a missing batch output"}
+                 "batch": "a missing batch output", "telemetry": "missing logs or metrics"}
 
 
 def survey_thought(report: str, symptoms: frozenset[str] = frozenset()) -> str:

@@ -13,6 +13,7 @@ CPU limit throttles it is not (that is the more specific cause).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -26,6 +27,10 @@ FLOOR = 0.3  # relevance of a cause that nothing links to the report
 UNSCOPED = 0.85  # relevance of every cause when the report names nothing known
 BATCH_KINDS = frozenset({"Job", "CronJob"})
 BATCH_HINT = 0.6  # a batch culprit when the report misses what batches make (statements...)
+# A node agent that ships logs or metrics, when the report misses logs or metrics.
+TELEMETRY_AGENT = re.compile(r"vector|fluent|promtail|filebeat|metricbeat|otel|opentelemetry|"
+                             r"collector|log-?agent|logging|node-exporter|datadog|telegraf|"
+                             r"grafana-agent|alloy")
 
 
 def relevance(candidate: Candidate, scope: Scope, graph: Graph) -> float:
@@ -35,6 +40,9 @@ def relevance(candidate: Candidate, scope: Scope, graph: Graph) -> float:
     culprit = candidate.culprit
     best = scope.weight(culprit.namespace, culprit.name)
     if culprit.kind in BATCH_KINDS and "batch" in scope.symptoms:
+        best = max(best, BATCH_HINT)
+    if culprit.kind == "DaemonSet" and "telemetry" in scope.symptoms and \
+            TELEMETRY_AGENT.search(culprit.name.lower()):
         best = max(best, BATCH_HINT)
     for ref in candidate.affects:
         best = max(best, 0.95 * _reach(ref, scope, graph))

@@ -51,6 +51,11 @@ SYMPTOMS: dict[str, tuple[str, ...]] = {
               "newsletter", "digest", "files", "statement", "invoice", "export", "payout",
               "backup", "nightly", "monthly", "weekly", "cron", "batch", "not sent",
               "not delivered", "never arrived", "not generated", "didn't run", "did not run"),
+    # the cluster's own telemetry gone: the agents that ship it are suspect
+    "telemetry": ("logs are gone", "logs are missing", "missing logs", "no logs", "logs gone",
+                  "log gaps", "gaps in the logs", "logs stopped", "metrics are missing",
+                  "missing metrics", "no metrics", "metrics gone", "metrics stopped",
+                  "gaps in the metrics", "dashboards are empty", "empty dashboards"),
 }
 
 

@@ -42,7 +42,9 @@ KINDS: dict[str, tuple[str, ...]] = {
                 "worker pool exhausted", "worker pool is exhausted", "max_children",
                 "worker_connections are not enough"),
     "disk space": ("no space left on device", "enospc", "disk full", "disk quota exceeded",
-                   "not enough space", "insufficient disk space", "filesystem is full"),
+                   "not enough space", "insufficient disk space", "filesystem is full",
+                   # a search or storage cluster saying its own disks are past their marks
+                   "flood stage disk watermark", "high disk watermark"),
     "queue capacity": ("queue is full", "queue full", "buffer full", "backlog full",
                        "queue at capacity", "queue is at capacity", "queue capacity reached",
                        "queue limit reached", "queue overflow"),

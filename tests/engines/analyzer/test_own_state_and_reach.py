@@ -2,12 +2,16 @@
 Pending pod whose claim a quota refuses waits on the quota; an egress policy that opens
 every port to its own namespace's pods still cuts DNS off, and its victims' crash loops
 are its own; an outside API refusing a caller's key fails the caller as a dependency; an
-alert's CamelCase name names the workload it pages about."""
+alert's CamelCase name names the workload it pages about; a search cluster past its flood
+stage is out of disk itself; a log agent that cannot run is on the path of missing logs."""
 
 from __future__ import annotations
 
-from engines.analyzer.detectors import dependency, policy, run_detectors
-from engines.analyzer.ranking import PRECEDENCE
+from engines.analyzer.candidates import Candidate
+from engines.analyzer.detectors import dependency, exhaustion, policy, run_detectors
+from engines.analyzer.facts import Ref
+from engines.analyzer.graph import Graph
+from engines.analyzer.ranking import PRECEDENCE, relevance
 from tests.engines.analyzer.helpers import (
     categories,
     facts_of,
@@ -88,3 +92,23 @@ def test_an_alert_named_in_camel_case_names_the_workload_it_pages_about() -> Non
                                workload("ledger-export", "finance")))
     scope = scope_of(facts, "getting EtaEstimatorPodsNotReady pages since 16:00")
     assert [r.name for r in scope.primary] == ["eta-estimator"]
+
+
+def test_a_search_cluster_past_its_flood_stage_is_out_of_disk_itself() -> None:
+    facts = facts_of(
+        workloads(workload("catalog-es", "search", kind="StatefulSet")),
+        patterns(pattern("flood stage disk watermark [95%] exceeded on [catalog-es-0], all "
+                         "indices on this node will be marked read-only", service="catalog-es",
+                         pod="catalog-es-0", level="warn"), namespace="search"))
+    found = exhaustion.detect(facts, scope_of(facts, "catalog updates are stuck"))
+    assert categories(found) == [("resource_exhaustion", "catalog-es")]
+
+
+def test_a_log_agent_that_cannot_run_is_on_the_path_of_missing_logs() -> None:
+    facts = facts_of(workloads(workload("clickstream-ingest", "pipelines"),
+                               workload("vector-agent", "observability", kind="DaemonSet")))
+    agent = Candidate("unschedulable", Ref("DaemonSet", "observability", "vector-agent"))
+    missing = scope_of(facts, "clickstream-ingest logs are gone from kibana since 9:50")
+    failing = scope_of(facts, "clickstream-ingest is failing since 9:50")
+    assert "telemetry" in missing.symptoms
+    assert relevance(agent, missing, Graph()) > relevance(agent, failing, Graph()) + 0.2
