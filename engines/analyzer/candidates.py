@@ -71,6 +71,10 @@ class Candidate:
     def score(self) -> float:
         return self.strength * self.relevance * self.penalty
 
+    def follow(self, tool: str, arguments: Mapping[str, Any], why: str) -> None:
+        """Ask for a call that would confirm or refute this candidate."""
+        self.followups.append(Followup(tool, arguments, why))
+
     def demote(self, factor: float, why: str) -> None:
         self.penalty *= factor
         self.demoted_because.append(why)

@@ -75,6 +75,19 @@ class Ref:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else \
             f"{self.kind} {self.name}"
 
+    # The arguments that name this object to the tools (a pod by its workload's name).
+    @property
+    def pod_args(self) -> dict[str, str]:
+        return {"namespace": self.namespace, "pod": self.name}
+
+    @property
+    def workload_args(self) -> dict[str, str]:
+        return {"namespace": self.namespace, "workload": self.name}
+
+    @property
+    def object_args(self) -> dict[str, str]:
+        return {"namespace": self.namespace, "object_name": self.name}
+
 
 @dataclass(slots=True)
 class Workload:

@@ -22,13 +22,8 @@ from __future__ import annotations
 import re
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._common import (
-    EVENT_TOOLS,
-    INGRESSES,
-    LOG_PATTERNS,
-    LOG_TOOLS,
-    PODS,
-    SIGNALS,
     event_workload,
     is_recent,
     level_of,
@@ -145,7 +140,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.affects = tuple(dict.fromkeys(a for a in entry.affects if a != ref))
         _finish(facts, ref, entry, client=ref in clients)
         if outside and not facts.ingresses_read:
-            entry.followups.insert(0, Followup(INGRESSES, {}, "see whether an Ingress of the "
+            entry.followups.insert(0, Followup(t.INGRESSES, {}, "see whether an Ingress of the "
                                                f"cluster serves {sorted(outside)[0]}"))
     return list(found.values())
 
@@ -193,7 +188,7 @@ def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,
         if how != "caller" and (calls := _calls(facts, client, server)) is not None:
             pattern, quote = calls
             entry.clues.append(Clue(0.3, f"{client.name}'s calls to {server.name} fail: "
-                                    f"{quote[:80]!r}", (quote,), pattern.source, LOG_TOOLS,
+                                    f"{quote[:80]!r}", (quote,), pattern.source, t.LOG_TOOLS,
                                     f"tls-calls-{server.name}"))
         entries.append(entry)
     if not entries:
@@ -205,7 +200,7 @@ def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,
             entry.demote(0.6, why)
         entries.append(entry)
     for ip in _PEER_IP.findall(text)[:1]:
-        lookup = Followup(PODS, {"ip": ip}, f"find the client at {ip} that {server.name} "
+        lookup = Followup(t.PODS, {"ip": ip}, f"find the client at {ip} that {server.name} "
                           "refuses")
         for entry in entries if workload_at(ip, facts) is None else ():
             if lookup not in entry.followups:
@@ -244,7 +239,7 @@ def _events(facts: Facts, found: dict[Ref, Candidate]) -> None:
             entry = found.setdefault(server, Candidate("certificate", server))
             entry.clues.append(Clue(0.6 if event.count >= 3 else 0.4,
                                     f"{event.reason} for {victim.name}: {quote[:90]!r}",
-                                    (quote, event.reason), event.source, EVENT_TOOLS,
+                                    (quote, event.reason), event.source, t.EVENT_TOOLS,
                                     f"tls-event-{victim.name}"))
             entry.affects += (victim,)
 
@@ -253,7 +248,7 @@ def _clue(found: dict[Ref, Candidate], culprit: Ref, sighting: Sighting, weight:
           note: str, topic: str) -> Candidate:
     entry = found.setdefault(culprit, Candidate("certificate", culprit))
     entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
-                            sighting.pattern.source, LOG_TOOLS, topic))
+                            sighting.pattern.source, t.LOG_TOOLS, topic))
     return entry
 
 
@@ -297,7 +292,7 @@ def _finish(facts: Facts, ref: Ref, entry: Candidate, *, client: bool) -> None:
     signals = facts.signals_of(ref)
     if signals is not None and signals.get("requests").get("abnormal"):
         entry.clues.append(Clue(0.15, str(signals.get("requests").get("why")),
-                                ("5xx ratio",), signals.source, (SIGNALS,), "tls-errors"))
+                                ("5xx ratio",), signals.source, (t.SIGNALS,), "tls-errors"))
     if client:
         peers = ", ".join(a.name for a in entry.affects[:2]) or "the servers it calls"
         entry.fix = (f"Renew the client certificate (mTLS) that {ref.kind} {ref.namespace}/"
@@ -307,6 +302,5 @@ def _finish(facts: Facts, ref: Ref, entry: Candidate, *, client: bool) -> None:
         entry.fix = (f"Renew or replace the TLS certificate used by {ref.kind} {ref.namespace}/"
                      f"{ref.name} (check its expiry, issuer chain and the names it covers), "
                      "then reload the pods that serve it.")
-    entry.followups.append(Followup(LOG_PATTERNS, {"namespace": ref.namespace,
-                                                   "text": "certificate"},
-                                    "read the TLS errors in full"))
+    entry.follow(t.LOG_PATTERNS, {"namespace": ref.namespace, "text": "certificate"},
+                 "read the TLS errors in full")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors._common import LOG_TOOLS, METRICS, POD_LOGS, SIGNALS
 from engines.analyzer.detectors._logs import by_workload, sightings
 from engines.analyzer.facts import Facts, MetricRow, Ref, owns
@@ -205,12 +205,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.fix = (f"{ref.kind} {ref.namespace}/{ref.name} runs out of {kind}: raise that limit "
                      "(pool size, ulimit, thread cap, volume size) and fix what holds the "
                      "resource (leaked connections or files, unbounded work, old data).")
-        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"read {ref.name}'s own log around the exhaustion"))
+        entry.follow(POD_LOGS, ref.pod_args, f"read {ref.name}'s own log around the exhaustion")
         if ref in victims:
             for metric in PER_CLIENT:
-                entry.followups.append(Followup(METRICS, {"metric": metric, "since": "1h"},
-                                                "see who holds the database's connections"))
+                entry.follow(METRICS, {"metric": metric, "since": "1h"},
+                             "see who holds the database's connections")
             if holder is not None and holder.culprit != ref:
                 entry.demote(0.4, f"{holder.culprit.name} holds the connections it is refused")
         found.append(entry)

@@ -6,18 +6,9 @@ Signals: containers waiting in ErrImagePull / ImagePullBackOff / InvalidImageNam
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    DESCRIBE,
-    EVENT_TOOLS,
-    EVENTS,
-    PODS,
-    WORKLOADS,
-    event_workload,
-    is_recent,
-    phrase_in,
-    pod_workload,
-)
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
+from engines.analyzer.detectors._common import event_workload, is_recent, phrase_in, pod_workload
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -57,23 +48,23 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 entry = candidate(ref)
                 entry.clues.append(Clue(0.7, f"container {container.name} is waiting in "
                                         f"{container.waiting}", (container.waiting,),
-                                        pod.described, (DESCRIBE, PODS), "pull-state"))
+                                        pod.described, (t.DESCRIBE, t.PODS), "pull-state"))
                 images[ref] = container.image
                 if container.waiting_message:
                     messages.setdefault(ref, []).append(container.waiting_message)
                     entry.clues.append(Clue(0.2, container.waiting_message[:120],
                                             (container.waiting_message[:60],), pod.described,
-                                            (DESCRIBE,), "pull-message"))
+                                            (t.DESCRIBE,), "pull-message"))
         if not pod.containers and pod.status.removeprefix("Init:") in PULL_STATES:
             candidate(ref).clues.append(Clue(0.6, f"pod {pod.name} is {pod.status}",
-                                             (pod.status,), pod.source, (PODS,), "pull-row"))
+                                             (pod.status,), pod.source, (t.PODS,), "pull-row"))
     for ref, workload in facts.workloads.items():
         pulling = sum(n for s, n in workload.statuses.items() if s in PULL_STATES)
         if pulling:
             candidate(ref).clues.append(Clue(
                 0.55, f"{pulling} pod(s) cannot pull their image",
                 tuple(s for s in workload.statuses if s in PULL_STATES), workload.source,
-                (WORKLOADS,), "pull-rollup"))
+                (t.WORKLOADS,), "pull-rollup"))
             images.setdefault(ref, next(iter(workload.images), ""))
     for event in facts.events:
         if event.type != "Warning" or not is_recent(event.last, facts.now):
@@ -88,12 +79,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             continue
         messages.setdefault(ref, []).append(event.message)
         candidate(ref).clues.append(Clue(0.45, event.message[:140], (event.message[:60],),
-                                         event.source, EVENT_TOOLS, "pull-event"))
+                                         event.source, t.EVENT_TOOLS, "pull-event"))
     for ref, entry in found.items():
         entry.fix = _fix(ref, images.get(ref, ""), " ".join(messages.get(ref, [])))
-        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see why {ref.name}'s image does not pull"))
-        entry.followups.append(Followup(EVENTS, {"namespace": ref.namespace,
-                                                 "object_name": ref.name},
-                                        f"read the pull errors of {ref.name}"))
+        entry.follow(t.DESCRIBE, ref.pod_args, f"see why {ref.name}'s image does not pull")
+        entry.follow(t.EVENTS, ref.object_args, f"read the pull errors of {ref.name}")
     return [c for c in found.values() if c.clues]

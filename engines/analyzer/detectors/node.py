@@ -10,16 +10,9 @@ because the node carries the taint its condition brings (node.kubernetes.io/pid-
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    EVENT_TOOLS,
-    NODES,
-    PODS,
-    event_workload,
-    is_recent,
-    phrase_in,
-    pod_workload,
-)
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
+from engines.analyzer.detectors._common import event_workload, is_recent, phrase_in, pod_workload
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -70,12 +63,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if node.ready != "True":
             candidate(name).clues.append(Clue(
                 0.65, f"node {name} is NotReady ({node.ready})",
-                ("NotReady since", f"ready: '{node.ready}'"), node.source, (NODES,), "notready"))
+                ("NotReady since", f"ready: '{node.ready}'"), node.source, (t.NODES,), "notready"))
         for problem in node.problems:
             kind = phrase_in(problem, PRESSURES)
             if kind:
                 candidate(name).clues.append(Clue(0.5, f"node {name} reports {kind}",
-                                                  (problem[:60], kind), node.source, (NODES,),
+                                                  (problem[:60], kind), node.source, (t.NODES,),
                                                   f"pressure-{kind}"))
     for event in facts.events:
         if not is_recent(event.last, facts.now):
@@ -85,7 +78,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 candidate(event.name).clues.append(Clue(
                     0.3, f"{event.reason} on node {event.name}", (event.message[:60],
                                                                   event.reason),
-                    event.source, EVENT_TOOLS, f"node-event-{event.reason}"))
+                    event.source, t.EVENT_TOOLS, f"node-event-{event.reason}"))
         elif event.reason in ("Evicted", "Evicting", "TaintManagerEviction", "NodeNotReady") or (
                 event.reason == "Preempting" and "node" in event.message.lower()):
             host = _node_of(facts, event.namespace, event.name)
@@ -94,7 +87,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             entry = candidate(host)
             entry.clues.append(Clue(0.35, f"pods evicted from {host}: {event.message[:80]}",
                                     (event.message[:60], event.reason), event.source,
-                                    EVENT_TOOLS, "eviction"))
+                                    t.EVENT_TOOLS, "eviction"))
             if (ref := event_workload(facts, event)) is not None:
                 entry.affects += (ref,)
     _blocked_pods(facts, found)
@@ -106,15 +99,15 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if troubled:
             entry = candidate(pod.node)
             entry.clues.append(Clue(0.3, f"pod {pod.name} on {pod.node} is {pod.status}",
-                                    (pod.name, pod.status), pod.source, (PODS,), "pod-on-node"))
+                                    (pod.name, pod.status), pod.source, (t.PODS,), "pod-on-node"))
     for name, entry in found.items():
         hosted = {ref for pod in facts.pods.values() if pod.node == name
                   if (ref := pod_workload(facts, pod)) is not None}
         entry.affects = tuple(dict.fromkeys(entry.affects + tuple(sorted(hosted, key=str))))
         entry.fix = (f"Drain and replace node {name} (or free the resource under pressure); "
                      "make sure its workloads run with enough replicas spread over other nodes.")
-        entry.followups.append(Followup(NODES, {"name": name}, f"read node {name}'s conditions"))
-        entry.followups.append(Followup(PODS, {"node": name}, f"see what runs on {name}"))
+        entry.follow(t.NODES, {"name": name}, f"read node {name}'s conditions")
+        entry.follow(t.PODS, {"node": name}, f"see what runs on {name}")
     return [c for c in found.values() if c.clues]
 
 
@@ -132,7 +125,7 @@ def _blocked_pods(facts: Facts, found: dict[str, Candidate]) -> None:
                 entry.affects += (ref,)
                 entry.clues.append(Clue(0.2, f"{ref.name} cannot be scheduled: {name} carries "
                                         f"the taint {taint}", (taint, "FailedScheduling"),
-                                        event.source, EVENT_TOOLS, "node-blocks-pods"))
+                                        event.source, t.EVENT_TOOLS, "node-blocks-pods"))
 
 
 def _node_of(facts: Facts, namespace: str, pod: str) -> str | None:

@@ -10,16 +10,9 @@ and runtime "out of memory" errors (JVM heap, Node heap, Go runtime) in the logs
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._common import (
-    BATCH,
-    DESCRIBE,
-    LOG_TOOLS,
-    POD_LOGS,
-    PODS,
-    SIGNALS,
-    STALE_RUN,
-    WORKLOADS,
     batch_owner,
     is_recent,
     older_than,
@@ -71,32 +64,32 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 0.75 if recent else 0.3,
                 f"container {container.name} was OOMKilled (exit 137)"
                 + ("" if recent else ", but hours ago"),
-                ("OOMKilled", "exit_code: 137"), pod.described, (DESCRIBE,), "oom-state"))
+                ("OOMKilled", "exit_code: 137"), pod.described, (t.DESCRIBE,), "oom-state"))
             if limit := container.limits.get("memory"):
                 entry.clues.append(Clue(0.05, f"memory limit {limit}",
                                         (f"limits: … memory: {limit}", f"memory: {limit}"),
-                                        pod.described, (DESCRIBE,), "limit"))
+                                        pod.described, (t.DESCRIBE,), "limit"))
         if pod.last_exit.startswith("OOMKilled") and not pod.containers:
             candidate(ref).clues.append(Clue(
                 0.5, f"pod {pod.name} last exited OOMKilled", (pod.last_exit, "OOMKilled"),
-                pod.source, (PODS,), "oom-row"))
+                pod.source, (t.PODS,), "oom-row"))
     for ref, workload in facts.workloads.items():
         kills = workload.exit_reasons.get("OOMKilled", 0)
-        if kills and (workload.restarts or ref.kind in BATCH):  # a Job's pods do not restart
+        if kills and (workload.restarts or ref.kind in t.BATCH):  # a Job's pods do not restart
             weight = 0.45 if workload.unhealthy_pods else 0.15
             entry = candidate(ref)
             entry.clues.append(Clue(
                 weight, f"{kills} pod(s) last exited OOMKilled"
                 + (f", {workload.restarts} restarts" if workload.restarts else ""),
                 ("last_exit_reasons: {OOMKilled", "OOMKilled"), workload.source,
-                (WORKLOADS,), "oom-rollup"))
+                (t.WORKLOADS,), "oom-rollup"))
     for ref, workload in facts.workloads.items():
         failed = [p for p in workload.problems if "failed" in p.lower()]
         if ref.kind == "Job" and failed and oom_job(facts, ref):
             candidate(batch_owner(facts, ref)).clues.append(Clue(
-                0.1 if older_than(workload, STALE_RUN) else 0.3,
+                0.1 if older_than(workload, t.STALE_RUN) else 0.3,
                 f"Job {ref.name} failed: {failed[0][:100]}", (failed[0][:60], ref.name),
-                workload.source, (WORKLOADS,), "oom-job"))
+                workload.source, (t.WORKLOADS,), "oom-job"))
     for ref, signals in facts.signals.items():
         memory = signals.get("memory")
         rows = [r for r in memory.get("containers") or [] if isinstance(r, dict)]
@@ -107,7 +100,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             if ref in found or drops >= 2:
                 candidate(ref).clues.append(Clue(
                     weight, str(memory.get("why") or "memory at its limit"),
-                    ("peaked at", "sharp drops"), signals.source, (SIGNALS,), "memory"))
+                    ("peaked at", "sharp drops"), signals.source, (t.SIGNALS,), "memory"))
     for pattern in facts.patterns:
         phrase = phrase_in(pattern.text, HEAP_PHRASES)
         if phrase is None or phrase_in(pattern.text, NOT_HEAP):
@@ -115,14 +108,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         for ref in pattern_workloads(pattern, facts)[:1]:
             candidate(ref).clues.append(Clue(
                 0.55 if pattern.previous else 0.4 if pattern.count >= 3 else 0.25,
-                f"logs say {phrase!r}", (phrase,), pattern.source, LOG_TOOLS, "heap"))
+                f"logs say {phrase!r}", (phrase,), pattern.source, t.LOG_TOOLS, "heap"))
     for ref, entry in found.items():
-        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see the last state and memory limit of {ref.name}"))
-        entry.followups.append(Followup(SIGNALS, {"namespace": ref.namespace,
-                                                  "workload": ref.name},
-                                        f"compare {ref.name}'s memory with its limit"))
-        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name,
-                                                   "previous": True},
-                                        f"read what {ref.name} printed before it was killed"))
+        entry.follow(t.DESCRIBE, ref.pod_args, f"see the last state and memory limit of {ref.name}")
+        entry.follow(t.SIGNALS, ref.workload_args, f"compare {ref.name}'s memory with its limit")
+        entry.follow(t.POD_LOGS, {"namespace": ref.namespace, "pod": ref.name, "previous": True},
+                     f"read what {ref.name} printed before it was killed")
     return [c for c in found.values() if c.clues]

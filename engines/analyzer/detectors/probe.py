@@ -18,12 +18,9 @@ import re
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._common import (
-    DESCRIBE,
-    EVENT_TOOLS,
-    POD_LOGS,
-    ROLLOUT,
     event_workload,
     is_recent,
     level_of,
@@ -54,7 +51,7 @@ def _killed_on_time(pod: Pod, container: Container) -> Clue | None:
         return None
     return Clue(0.3, f"it lived {int(lived)}s, just the {deadline}s the liveness probe allows "
                 f"(delay {delay}s + {failures}×{period}s)", ("liveness_probe:",), pod.described,
-                (DESCRIBE,), "probe-deadline")
+                (t.DESCRIBE,), "probe-deadline")
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
@@ -95,7 +92,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 weight += 0.05 if code.startswith("5") else 0.2
                 note += f" with HTTP {code}"
         candidate(ref).clues.append(Clue(weight, note, (message[:60], event.reason),
-                                         event.source, EVENT_TOOLS,
+                                         event.source, t.EVENT_TOOLS,
                                          f"probe-{event.reason}-{probe}"))
     for pod in facts.pods.values():
         ref = pod_workload(facts, pod)
@@ -105,23 +102,23 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if kills and "Liveness" in kinds.get(ref, set()):
             found[ref].clues.append(Clue(0.2, f"the kubelet killed its container {kills} times",
                                          (f"Killing ×{kills}", "Killing"), pod.described,
-                                         (DESCRIBE,), "probe-killing"))
+                                         (t.DESCRIBE,), "probe-killing"))
         for container in pod.containers:
             if container.running_since and container.ready is False:
                 found[ref].clues.append(Clue(0.2, f"container {container.name} runs but is not "
                                              "Ready", ("ready: false",), pod.described,
-                                             (DESCRIBE,), "not-ready"))
+                                             (t.DESCRIBE,), "not-ready"))
             if container.last_exit in (137, 143) and container.last_reason != "OOMKilled":
                 found[ref].clues.append(Clue(
                     0.25, f"container {container.name} was killed (exit {container.last_exit}), "
                     "not by OOM", (f"exit_code: {container.last_exit}",), pod.described,
-                    (DESCRIBE,), "probe-kill"))
+                    (t.DESCRIBE,), "probe-kill"))
                 if (clue := _killed_on_time(pod, container)) is not None:
                     found[ref].clues.append(clue)
             for kind, text in container.probes.items():
                 found[ref].clues.append(Clue(0.05, f"{kind} probe {text}",
                                              (f"{kind}_probe: {text}"[:60],), pod.described,
-                                             (DESCRIBE,), f"probe-spec-{kind}"))
+                                             (t.DESCRIBE,), f"probe-spec-{kind}"))
     for ref, entry in found.items():
         if (why := _over(facts, ref, seen.get(ref, []))) is not None:
             _weaken(entry, 0.3, why)
@@ -133,19 +130,15 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             changed = [c for c in rollout.changes if " probe " in f" {c} "]
             if changed:
                 entry.clues.append(Clue(0.35, f"the latest revision changed it: {changed[0]}",
-                                        (changed[0][:60],), rollout.source, (ROLLOUT,),
+                                        (changed[0][:60],), rollout.source, (t.ROLLOUT,),
                                         "probe-change"))
         which = " and ".join(sorted(kinds.get(ref, {"readiness"}))).lower()
         entry.fix = (f"Fix the {which} probe of {ref.kind} {ref.namespace}/{ref.name}: point it "
                      "at the path and port the application serves, and give it an initial delay "
                      "(or a startupProbe) longer than the start-up time.")
-        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"compare {ref.name}'s probes with its ports"))
-        entry.followups.append(Followup(ROLLOUT, {"namespace": ref.namespace,
-                                                  "workload": ref.name},
-                                        f"see whether {ref.name}'s probes changed"))
-        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see whether {ref.name} serves at all"))
+        entry.follow(t.DESCRIBE, ref.pod_args, f"compare {ref.name}'s probes with its ports")
+        entry.follow(t.ROLLOUT, ref.workload_args, f"see whether {ref.name}'s probes changed")
+        entry.follow(t.POD_LOGS, ref.pod_args, f"see whether {ref.name} serves at all")
     return [c for c in found.values() if c.clues]
 
 

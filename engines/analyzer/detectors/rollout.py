@@ -19,13 +19,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._common import (
-    LOG_PATTERNS,
-    LOG_TOOLS,
-    POD_LOGS,
-    ROLLOUT,
-    SIGNALS,
     level_of,
     pattern_workloads,
     signal_change,
@@ -88,7 +84,7 @@ def _fresh_clue(facts: Facts, rollout: Rollout, current: Revision) -> Clue:
             0.15, f"revision {current.number} rolled out {_ago(facts.now, created)} ago"
             + (f" ({change[:80]})" if change else ""),
             (change[:60], f"created: {stamp(created)}", f"revision: {current.number}"),
-            rollout.source, (ROLLOUT,), "fresh")
+            rollout.source, (t.ROLLOUT,), "fresh")
     image = current.images[0].rsplit("/", 1)[-1] if current.images else ""
     note = (f"revision {current.hash}{f' ({image})' if image else ''} replaced its pods "
             f"{_ago(facts.now, created)} ago")
@@ -96,7 +92,7 @@ def _fresh_clue(facts: Facts, rollout: Rollout, current: Revision) -> Clue:
         note += f": the {rollout.ref.kind} controller deleted and recreated {rollout.replaced}"
     return Clue(0.15 if rollout.replaced else 0.1, note,
                 (f"first_pod_created: {stamp(created)}", f"revision: {current.hash}"),
-                rollout.source, (ROLLOUT,), "fresh")
+                rollout.source, (t.ROLLOUT,), "fresh")
 
 
 def _one_route(facts: Facts, ref: Ref) -> Clue | None:
@@ -118,7 +114,7 @@ def _one_route(facts: Facts, ref: Ref) -> Clue | None:
         note = f"only {' and '.join(found.failing)} fails; {rest} still answer"
     else:
         note = f"only {' and '.join(found.failing)} fails, {ratio:.1%} of its requests"
-    return Clue(0.2, note, (quote,), pattern.source, LOG_TOOLS, "one-route")
+    return Clue(0.2, note, (quote,), pattern.source, t.LOG_TOOLS, "one-route")
 
 
 def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None:
@@ -144,7 +140,7 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
             f"{_ago(moment or facts.now, current.created)} after it"
         entry.clues.append(Clue(0.45 * lag, f"{when}, {why[0]}" if why else
                                 f"errors rose {when}",
-                                ("5xx ratio rose", "p99 rose"), signals.source, (SIGNALS,),
+                                ("5xx ratio rose", "p99 rose"), signals.source, (t.SIGNALS,),
                                 "aligned-metrics"))
     elif sibling is not None and (clue := _against_sibling(facts, ref, sibling)) is not None:
         entry.clues.append(clue)
@@ -155,7 +151,7 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
             entry.clues.append(Clue(0.3, f"{' and '.join(n.name for n in neighbours[:2])} "
                                     "on the same nodes slowed right after it",
                                     ("p99 rose", "5xx ratio rose"), appetite.observation,
-                                    (SIGNALS,), "starved-neighbours"))
+                                    (t.SIGNALS,), "starved-neighbours"))
     errors = _new_errors(facts, ref, current.created)
     if errors:
         top = errors[0]
@@ -163,14 +159,14 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
         weight = 0.4 * _lag(current.created, top.first)
         entry.clues.append(Clue(weight, f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
-                                (LOG_PATTERNS, *LOG_TOOLS), "new-errors"))
+                                (t.LOG_PATTERNS, *t.LOG_TOOLS), "new-errors"))
     if scope.onset is not None and (lag := _lag(current.created, scope.onset)):
         entry.clues.append(Clue(0.15 * lag, "the report's start time matches the rollout",
                                 (f"revision: {current.hash or current.number}",), rollout.source,
-                                (ROLLOUT,), "report-onset"))
+                                (t.ROLLOUT,), "report-onset"))
     if len(entry.clues) == 1:
         entry.clues[0] = Clue(0.08, entry.clues[0].note, entry.clues[0].needles,
-                              rollout.source, (ROLLOUT,), "fresh")
+                              rollout.source, (t.ROLLOUT,), "fresh")
     elif (route := _one_route(facts, ref)) is not None:
         entry.clues.append(route)
     undo = f"`kubectl rollout undo {ref.kind.lower()}/{ref.name} -n {ref.namespace}`"
@@ -206,7 +202,7 @@ def _cpu_appetite(facts: Facts, ref: Ref, created: datetime) -> Clue | None:
     return Clue(0.35, f"its pods' CPU use rose from {_cores(before)} to {_cores(after)} each "
                 "with the new revision",
                 ("CPU use per pod rose", str(jump.get("after_cores"))), signals.source,
-                (SIGNALS,), "cpu-appetite")
+                (t.SIGNALS,), "cpu-appetite")
 
 
 def _cores(shown: str) -> str:
@@ -265,7 +261,7 @@ def _against_sibling(facts: Facts, ref: Ref, sibling: Rollout) -> Clue | None:
     if not worse:
         return None
     return Clue(0.45, f"{worse[0]}, while {sibling.ref.name} on the previous version is healthy",
-                (worse[0][:60],), signals.source, (SIGNALS,), "aligned-metrics")
+                (worse[0][:60],), signals.source, (t.SIGNALS,), "aligned-metrics")
 
 
 def _ago(now: datetime, then: datetime) -> str:
@@ -280,11 +276,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             found.append(entry)
     for entry in found:
         ref = entry.culprit
-        entry.followups.append(Followup(SIGNALS, {"namespace": ref.namespace,
-                                                  "workload": ref.name},
-                                        f"line {ref.name}'s error rate up with the rollout"))
-        entry.followups.append(Followup(LOG_PATTERNS, {"namespace": ref.namespace},
-                                        f"see which errors {ref.name} started to log"))
-        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see whether {ref.name} still serves its other routes"))
+        entry.follow(t.SIGNALS, ref.workload_args,
+                     f"line {ref.name}'s error rate up with the rollout")
+        entry.follow(t.LOG_PATTERNS, {"namespace": ref.namespace},
+                     f"see which errors {ref.name} started to log")
+        entry.follow(t.POD_LOGS, ref.pod_args,
+                     f"see whether {ref.name} still serves its other routes")
     return found
