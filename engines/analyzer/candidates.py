@@ -71,6 +71,12 @@ class Candidate:
     def score(self) -> float:
         return self.strength * self.relevance * self.penalty
 
+    def add(self, weight: float, note: str, needles: tuple[str, ...] = (),
+            observation: Observation | None = None, tools: tuple[str, ...] = (),
+            topic: str = "") -> None:
+        """Add a clue (see Clue for what each part is)."""
+        self.clues.append(Clue(weight, note, needles, observation, tools, topic))
+
     def follow(self, tool: str, arguments: Mapping[str, Any], why: str) -> None:
         """Ask for a call that would confirm or refute this candidate."""
         self.followups.append(Followup(tool, arguments, why))

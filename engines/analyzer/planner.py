@@ -128,8 +128,7 @@ SWEEP = 6
 
 def metrics(box: Toolbox, ref: Ref) -> bool:
     """Queue a read of the workload's metrics over the last three hours."""
-    return box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name,
-                                "since": "3h"}, f"read {ref.name}'s metrics")
+    return box.call(t.SIGNALS, {**ref.workload_args, "since": "3h"}, f"read {ref.name}'s metrics")
 
 
 def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> bool:
@@ -240,11 +239,10 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
     for ref in targets[:2]:
         logged = any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns)
         if not logged and ref.kind in ROLLING:
-            box.call(t.POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
-                     f"read {ref.name}'s own log")
+            box.call(t.POD_LOGS, ref.pod_args, f"read {ref.name}'s own log")
     callees = _callees(facts, targets[:2])[:2]
     for callee in callees:  # one hop down the call chain
-        box.call(t.ROLLOUT, {"namespace": callee.namespace, "workload": callee.name},
+        box.call(t.ROLLOUT, callee.workload_args,
                  f"what changed in {callee.name}, which {targets[0].name} calls")
         metrics(box, callee)
     pod_logs_instead(box, facts, callees)  # the log store would have shown theirs too
@@ -271,16 +269,14 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
         box.call(t.METRICS, {"metric": CPU_USAGE, "since": "1h", "limit": 12},
                  f"see what else uses the CPU of the nodes {slowed[0].name} runs on")
     for ref in _cpu_hungry(facts, set(targets)):
-        box.call(t.ROLLOUT, {"namespace": ref.namespace, "workload": ref.name},
-                 f"what changed in {ref.name}, which uses much CPU")
+        box.call(t.ROLLOUT, ref.workload_args, f"what changed in {ref.name}, which uses much CPU")
         metrics(box, ref)
     for tool, arguments, why in evidence.wanted(facts, ranked):
         box.call(tool, arguments, why)
     for ref in targets:
         pending = facts.workloads.get(ref)
         if pending is not None and any(s.startswith("Pending") for s in pending.statuses):
-            box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
-                     f"events of {ref.name}")
+            box.call(t.EVENTS, ref.object_args, f"events of {ref.name}")
 
 
 CPU_USAGE = "container_cpu_usage_seconds_total"
@@ -360,11 +356,8 @@ def evidence_calls(box: Toolbox, candidate: Candidate, quoted: int) -> None:
                 box.call(t.LOG_SEARCH, {"text": words, "namespace": ref.namespace or None,
                                         "limit": 5}, "quote the log lines behind it")
         elif tool in (t.WORKLOADS, t.PODS, t.EVENTS) and ref.kind in (*ROLLING, *t.BATCH):
-            box.call(t.DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                     f"see {ref.name}'s pod in detail")
-            box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
-                     f"read the events of {ref.name}")
-
+            box.call(t.DESCRIBE, ref.pod_args, f"see {ref.name}'s pod in detail")
+            box.call(t.EVENTS, ref.object_args, f"read the events of {ref.name}")
 
 
 def widen(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> None:
@@ -386,5 +379,5 @@ def widen(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate])
     explained = {c.culprit for c in ranked}
     for ref, signals in sorted(facts.signals.items(), key=lambda kv: str(kv[0])):
         if signals.abnormal and ref.namespace in places and ref not in explained:
-            box.call(t.ROLLOUT, {"namespace": ref.namespace, "workload": ref.name},
+            box.call(t.ROLLOUT, ref.workload_args,
                      f"{ref.name}'s metrics turned abnormal: was it just released?")

@@ -79,6 +79,12 @@ def is_recent(moment: datetime | None, now: datetime, window: timedelta = RECENT
     return moment is None or now - moment <= window
 
 
+def recent_events(facts: Facts, *, warnings: bool = False, reason: str = "") -> list[Event]:
+    """The events of the last hour: only warnings, or only those of one reason, if asked."""
+    return [e for e in facts.events if is_recent(e.last, facts.now)
+            and (not warnings or e.type == "Warning") and (not reason or e.reason == reason)]
+
+
 def _start(phrase: str) -> str:
     """A phrase that begins with a letter or digit matches on a word start only; one that
     begins with punctuation (":53: i/o timeout") anywhere, even right after a digit."""
@@ -166,6 +172,12 @@ def pod_workload(facts: Facts, pod: Pod) -> Ref | None:
     ref = pod.owner if pod.owner and pod.owner.kind != "ReplicaSet" else \
         facts.workload_of_pod(pod.namespace, pod.name) or pod.owner
     return batch_owner(facts, ref) if ref is not None else None
+
+
+def owned_pods(facts: Facts) -> list[tuple[Ref, Pod]]:
+    """Every pod whose workload is known, with that workload."""
+    return [(ref, pod) for pod in facts.pods.values()
+            if (ref := pod_workload(facts, pod)) is not None]
 
 
 def oom_job(facts: Facts, job: Ref) -> bool:

@@ -60,16 +60,15 @@ def _throttling(facts: Facts, scope: Scope) -> list[Candidate]:
                                     f"through it, {first.workload.name}: {first.quote[:70]}",
                                     (first.quote,), first.pattern.source, t.LOG_TOOLS, "latency"))
         if latency.get("abnormal"):
-            entry.clues.append(Clue(0.3, str(latency.get("why")), ("p99 rose",), signals.source,
-                                    (t.SIGNALS,), "latency"))
+            entry.add(0.3, str(latency.get("why")), ("p99 rose",), signals.source, (t.SIGNALS,),
+                      "latency")
         began = parse_stamp(shift.get("at")) if isinstance(shift, dict) else None
         trouble = signal_change(facts, ref) or (lookups[0].pattern.first if lookups else None) \
             or scope.onset
         if (latency.get("abnormal") or lookups) and began is not None and trouble is not None \
                 and abs((trouble - began).total_seconds()) <= ALONGSIDE.total_seconds():
-            entry.clues.append(Clue(0.3, "the trouble began when the throttling did",
-                                    ("CPU throttling rose",), signals.source, (t.SIGNALS,),
-                                    "throttled-onset"))
+            entry.add(0.3, "the trouble began when the throttling did", ("CPU throttling rose",),
+                      signals.source, (t.SIGNALS,), "throttled-onset")
         limit, clue = _cpu_limit(facts, ref)
         if clue is not None:
             entry.clues.append(clue)
@@ -100,20 +99,18 @@ def _autoscaling(facts: Facts) -> list[Candidate]:
                                 hpa.source, (t.AUTOSCALERS,), "hpa-max"))
         above = [p for p in hpa.problems if "above target" in p]
         if above:
-            entry.clues.append(Clue(0.3, above[0][:100], (above[0][:50],), hpa.source,
-                                    (t.AUTOSCALERS,), "hpa-above"))
+            entry.add(0.3, above[0][:100], (above[0][:50],), hpa.source, (t.AUTOSCALERS,),
+                      "hpa-above")
         if hpa.desired > (hpa.maximum or 0):
-            entry.clues.append(Clue(0.15, f"it wants {hpa.desired} replicas",
-                                    (f"desired: {hpa.desired}",), hpa.source, (t.AUTOSCALERS,),
-                                    "hpa-desired"))
+            entry.add(0.15, f"it wants {hpa.desired} replicas", (f"desired: {hpa.desired}",),
+                      hpa.source, (t.AUTOSCALERS,), "hpa-desired")
         signals = facts.signals_of(target)
         if signals is not None:
             for key in ("latency", "requests", "cpu"):
                 signal = signals.get(key)
                 if signal.get("abnormal"):
-                    entry.clues.append(Clue(0.2, str(signal.get("why")),
-                                            ("p99 rose", "5xx ratio rose", "CPU"),
-                                            signals.source, (t.SIGNALS,), f"saturated-{key}"))
+                    entry.add(0.2, str(signal.get("why")), ("p99 rose", "5xx ratio rose", "CPU"),
+                              signals.source, (t.SIGNALS,), f"saturated-{key}")
         entry.fix = (f"Raise maxReplicas of HorizontalPodAutoscaler {namespace}/{name} (now "
                      f"{hpa.maximum}) and make sure the cluster has room for the extra pods, or "
                      f"make {target.name} cheaper per request.")

@@ -25,10 +25,10 @@ from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._common import (
     event_workload,
-    is_recent,
     level_of,
     pattern_workloads,
     phrase_in,
+    recent_events,
     snippet,
 )
 from engines.analyzer.detectors._logs import Sighting, sightings
@@ -226,9 +226,7 @@ def _events(facts: Facts, found: dict[Ref, Candidate]) -> None:
     certificate ("failed calling webhook ... Post https://policy.guard.svc:443/validate:
     x509: certificate has expired"): the server behind that host is the culprit. A
     registry's certificate (an image pull) is image_pull's."""
-    for event in facts.events:
-        if event.type != "Warning" or not is_recent(event.last, facts.now):
-            continue
+    for event in recent_events(facts, warnings=True):
         phrase = phrase_in(event.message, TLS)
         victim = event_workload(facts, event)
         if phrase is None or victim is None or phrase_in(event.message, PULLS) or whose(
@@ -237,18 +235,17 @@ def _events(facts: Facts, found: dict[Ref, Candidate]) -> None:
         for server in [s for s in _servers(event.message, victim, facts) if s != victim][:1]:
             quote = snippet(event.message, phrase)
             entry = found.setdefault(server, Candidate("certificate", server))
-            entry.clues.append(Clue(0.6 if event.count >= 3 else 0.4,
-                                    f"{event.reason} for {victim.name}: {quote[:90]!r}",
-                                    (quote, event.reason), event.source, t.EVENT_TOOLS,
-                                    f"tls-event-{victim.name}"))
+            entry.add(0.6 if event.count >= 3 else 0.4,
+                      f"{event.reason} for {victim.name}: {quote[:90]!r}", (quote, event.reason),
+                      event.source, t.EVENT_TOOLS, f"tls-event-{victim.name}")
             entry.affects += (victim,)
 
 
 def _clue(found: dict[Ref, Candidate], culprit: Ref, sighting: Sighting, weight: float,
           note: str, topic: str) -> Candidate:
     entry = found.setdefault(culprit, Candidate("certificate", culprit))
-    entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
-                            sighting.pattern.source, t.LOG_TOOLS, topic))
+    entry.add(weight, note, (sighting.quote, sighting.phrase), sighting.pattern.source, t.LOG_TOOLS,
+              topic)
     return entry
 
 
@@ -291,8 +288,8 @@ def _clients(text: str, server: Ref, facts: Facts,
 def _finish(facts: Facts, ref: Ref, entry: Candidate, *, client: bool) -> None:
     signals = facts.signals_of(ref)
     if signals is not None and signals.get("requests").get("abnormal"):
-        entry.clues.append(Clue(0.15, str(signals.get("requests").get("why")),
-                                ("5xx ratio",), signals.source, (t.SIGNALS,), "tls-errors"))
+        entry.add(0.15, str(signals.get("requests").get("why")), ("5xx ratio",), signals.source,
+                  (t.SIGNALS,), "tls-errors")
     if client:
         peers = ", ".join(a.name for a in entry.affects[:2]) or "the servers it calls"
         entry.fix = (f"Renew the client certificate (mTLS) that {ref.kind} {ref.namespace}/"

@@ -161,8 +161,8 @@ def _holder(facts: Facts, victims: tuple[Ref, ...]) -> Candidate | None:
         grew = [r for r in rows if client in r.labels.values() and r.change_at is not None
                 and (r.after or 0.0) > (r.before or 0.0)]
         if grew or any(r.maximum > r.mean * 1.2 for r in rows if client in r.labels.values()):
-            entry.clues.append(Clue(0.2, f"{client}'s connections keep growing",
-                                    (client,), source, (METRICS,), "connections-grow"))
+            entry.add(0.2, f"{client}'s connections keep growing", (client,), source, (METRICS,),
+                      "connections-grow")
         entry.fix = (f"{ref.kind} {ref.namespace}/{ref.name} holds most of the database's "
                      "connections: restart it to release them now, then make it close or pool "
                      "its connections; cap it with a per-role connection limit and an idle "
@@ -199,9 +199,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if signals is not None:
             for name in ("requests", "latency"):
                 if signals.get(name).get("abnormal"):
-                    entry.clues.append(Clue(0.15, str(signals.get(name).get("why")),
-                                            ("rose from", "5xx ratio"), signals.source,
-                                            (SIGNALS,), f"exhausted-{name}"))
+                    entry.add(0.15, str(signals.get(name).get("why")), ("rose from", "5xx ratio"),
+                              signals.source, (SIGNALS,), f"exhausted-{name}")
         entry.fix = (f"{ref.kind} {ref.namespace}/{ref.name} runs out of {kind}: raise that limit "
                      "(pool size, ulimit, thread cap, volume size) and fix what holds the "
                      "resource (leaked connections or files, unbounded work, old data).")

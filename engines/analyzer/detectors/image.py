@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import event_workload, is_recent, phrase_in, pod_workload
+from engines.analyzer.detectors._common import (
+    event_workload,
+    owned_pods,
+    phrase_in,
+    recent_events,
+)
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -39,10 +44,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     def candidate(ref: Ref) -> Candidate:
         return found.setdefault(ref, Candidate("image_pull", ref))
 
-    for pod in facts.pods.values():
-        ref = pod_workload(facts, pod)
-        if ref is None:
-            continue
+    for ref, pod in owned_pods(facts):
         for container in pod.containers:
             if container.waiting in PULL_STATES:
                 entry = candidate(ref)
@@ -52,34 +54,31 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 images[ref] = container.image
                 if container.waiting_message:
                     messages.setdefault(ref, []).append(container.waiting_message)
-                    entry.clues.append(Clue(0.2, container.waiting_message[:120],
-                                            (container.waiting_message[:60],), pod.described,
-                                            (t.DESCRIBE,), "pull-message"))
+                    entry.add(0.2, container.waiting_message[:120],
+                              (container.waiting_message[:60],), pod.described, (t.DESCRIBE,),
+                              "pull-message")
         if not pod.containers and pod.status.removeprefix("Init:") in PULL_STATES:
-            candidate(ref).clues.append(Clue(0.6, f"pod {pod.name} is {pod.status}",
-                                             (pod.status,), pod.source, (t.PODS,), "pull-row"))
+            candidate(ref).add(0.6, f"pod {pod.name} is {pod.status}", (pod.status,), pod.source,
+                               (t.PODS,), "pull-row")
     for ref, workload in facts.workloads.items():
         pulling = sum(n for s, n in workload.statuses.items() if s in PULL_STATES)
         if pulling:
-            candidate(ref).clues.append(Clue(
-                0.55, f"{pulling} pod(s) cannot pull their image",
-                tuple(s for s in workload.statuses if s in PULL_STATES), workload.source,
-                (t.WORKLOADS,), "pull-rollup"))
+            candidate(ref).add(0.55, f"{pulling} pod(s) cannot pull their image",
+                               tuple(s for s in workload.statuses if s in PULL_STATES),
+                               workload.source, (t.WORKLOADS,), "pull-rollup")
             images.setdefault(ref, next(iter(workload.images), ""))
-    for event in facts.events:
-        if event.type != "Warning" or not is_recent(event.last, facts.now):
-            continue
+    for event in recent_events(facts, warnings=True):
         if event.reason not in ("Failed", "BackOff", "ErrImagePull", "ImagePullBackOff") or \
                 not phrase_in(event.message, PULL_MESSAGES):
             continue
         if "image" not in event.message.lower():
             continue
-        ref = event_workload(facts, event)
-        if ref is None:
+        owner = event_workload(facts, event)
+        if owner is None:
             continue
-        messages.setdefault(ref, []).append(event.message)
-        candidate(ref).clues.append(Clue(0.45, event.message[:140], (event.message[:60],),
-                                         event.source, t.EVENT_TOOLS, "pull-event"))
+        messages.setdefault(owner, []).append(event.message)
+        candidate(owner).add(0.45, event.message[:140], (event.message[:60],), event.source,
+                             t.EVENT_TOOLS, "pull-event")
     for ref, entry in found.items():
         entry.fix = _fix(ref, images.get(ref, ""), " ".join(messages.get(ref, [])))
         entry.follow(t.DESCRIBE, ref.pod_args, f"see why {ref.name}'s image does not pull")

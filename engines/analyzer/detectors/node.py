@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import event_workload, is_recent, phrase_in, pod_workload
+from engines.analyzer.detectors._common import (
+    event_workload,
+    phrase_in,
+    pod_workload,
+    recent_events,
+)
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -61,18 +66,15 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
 
     for name, node in facts.nodes.items():
         if node.ready != "True":
-            candidate(name).clues.append(Clue(
-                0.65, f"node {name} is NotReady ({node.ready})",
-                ("NotReady since", f"ready: '{node.ready}'"), node.source, (t.NODES,), "notready"))
+            candidate(name).add(0.65, f"node {name} is NotReady ({node.ready})",
+                                ("NotReady since", f"ready: '{node.ready}'"), node.source,
+                                (t.NODES,), "notready")
         for problem in node.problems:
             kind = phrase_in(problem, PRESSURES)
             if kind:
-                candidate(name).clues.append(Clue(0.5, f"node {name} reports {kind}",
-                                                  (problem[:60], kind), node.source, (t.NODES,),
-                                                  f"pressure-{kind}"))
-    for event in facts.events:
-        if not is_recent(event.last, facts.now):
-            continue
+                candidate(name).add(0.5, f"node {name} reports {kind}", (problem[:60], kind),
+                                    node.source, (t.NODES,), f"pressure-{kind}")
+    for event in recent_events(facts):
         if event.kind == "Node" and (event.reason in NODE_REASONS or event.type == "Warning"):
             if event.name in found or event.reason in NODE_REASONS:
                 candidate(event.name).clues.append(Clue(
@@ -85,9 +87,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             if host is None:
                 continue
             entry = candidate(host)
-            entry.clues.append(Clue(0.35, f"pods evicted from {host}: {event.message[:80]}",
-                                    (event.message[:60], event.reason), event.source,
-                                    t.EVENT_TOOLS, "eviction"))
+            entry.add(0.35, f"pods evicted from {host}: {event.message[:80]}",
+                      (event.message[:60], event.reason), event.source, t.EVENT_TOOLS, "eviction")
             if (ref := event_workload(facts, event)) is not None:
                 entry.affects += (ref,)
     _blocked_pods(facts, found)
@@ -98,8 +99,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             pod.message and phrase_in(pod.message, EVICTION))
         if troubled:
             entry = candidate(pod.node)
-            entry.clues.append(Clue(0.3, f"pod {pod.name} on {pod.node} is {pod.status}",
-                                    (pod.name, pod.status), pod.source, (t.PODS,), "pod-on-node"))
+            entry.add(0.3, f"pod {pod.name} on {pod.node} is {pod.status}", (pod.name, pod.status),
+                      pod.source, (t.PODS,), "pod-on-node")
     for name, entry in found.items():
         hosted = {ref for pod in facts.pods.values() if pod.node == name
                   if (ref := pod_workload(facts, pod)) is not None}
@@ -113,9 +114,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
 
 def _blocked_pods(facts: Facts, found: dict[str, Candidate]) -> None:
     """Workloads left Pending by the taint of a faulty node: affected by that node."""
-    for event in facts.events:
-        if event.reason != "FailedScheduling" or not is_recent(event.last, facts.now):
-            continue
+    for event in recent_events(facts, reason="FailedScheduling"):
         ref = event_workload(facts, event)
         for taint in condition_taints(event.message):
             for name in nodes_under(facts, taint):

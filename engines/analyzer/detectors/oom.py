@@ -17,9 +17,9 @@ from engines.analyzer.detectors._common import (
     is_recent,
     older_than,
     oom_job,
+    owned_pods,
     pattern_workloads,
     phrase_in,
-    pod_workload,
 )
 from engines.analyzer.facts import Container, Facts, Ref
 from engines.analyzer.scope import Scope
@@ -50,10 +50,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             found[ref].fix = _fix(ref, container)
         return found[ref]
 
-    for pod in facts.pods.values():
-        ref = pod_workload(facts, pod)
-        if ref is None:
-            continue
+    for ref, pod in owned_pods(facts):
         for container in pod.containers:
             killed = container.last_reason == "OOMKilled" or "OOMKilled" in container.terminated
             if not killed:
@@ -66,13 +63,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 + ("" if recent else ", but hours ago"),
                 ("OOMKilled", "exit_code: 137"), pod.described, (t.DESCRIBE,), "oom-state"))
             if limit := container.limits.get("memory"):
-                entry.clues.append(Clue(0.05, f"memory limit {limit}",
-                                        (f"limits: … memory: {limit}", f"memory: {limit}"),
-                                        pod.described, (t.DESCRIBE,), "limit"))
+                entry.add(0.05, f"memory limit {limit}",
+                          (f"limits: … memory: {limit}", f"memory: {limit}"), pod.described,
+                          (t.DESCRIBE,), "limit")
         if pod.last_exit.startswith("OOMKilled") and not pod.containers:
-            candidate(ref).clues.append(Clue(
-                0.5, f"pod {pod.name} last exited OOMKilled", (pod.last_exit, "OOMKilled"),
-                pod.source, (t.PODS,), "oom-row"))
+            candidate(ref).add(0.5, f"pod {pod.name} last exited OOMKilled",
+                               (pod.last_exit, "OOMKilled"), pod.source, (t.PODS,), "oom-row")
     for ref, workload in facts.workloads.items():
         kills = workload.exit_reasons.get("OOMKilled", 0)
         if kills and (workload.restarts or ref.kind in t.BATCH):  # a Job's pods do not restart
@@ -98,17 +94,17 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if memory.get("abnormal") and (ratio >= 0.9 or drops):
             weight = 0.35 + (0.15 if drops else 0.0)
             if ref in found or drops >= 2:
-                candidate(ref).clues.append(Clue(
-                    weight, str(memory.get("why") or "memory at its limit"),
-                    ("peaked at", "sharp drops"), signals.source, (t.SIGNALS,), "memory"))
+                candidate(ref).add(weight, str(memory.get("why") or "memory at its limit"),
+                                   ("peaked at", "sharp drops"), signals.source, (t.SIGNALS,),
+                                   "memory")
     for pattern in facts.patterns:
         phrase = phrase_in(pattern.text, HEAP_PHRASES)
         if phrase is None or phrase_in(pattern.text, NOT_HEAP):
             continue
         for ref in pattern_workloads(pattern, facts)[:1]:
-            candidate(ref).clues.append(Clue(
-                0.55 if pattern.previous else 0.4 if pattern.count >= 3 else 0.25,
-                f"logs say {phrase!r}", (phrase,), pattern.source, t.LOG_TOOLS, "heap"))
+            candidate(ref).add(0.55 if pattern.previous else 0.4 if pattern.count >= 3 else 0.25,
+                               f"logs say {phrase!r}", (phrase,), pattern.source, t.LOG_TOOLS,
+                               "heap")
     for ref, entry in found.items():
         entry.follow(t.DESCRIBE, ref.pod_args, f"see the last state and memory limit of {ref.name}")
         entry.follow(t.SIGNALS, ref.workload_args, f"compare {ref.name}'s memory with its limit")

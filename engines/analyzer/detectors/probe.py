@@ -22,11 +22,12 @@ from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._common import (
     event_workload,
-    is_recent,
     level_of,
+    owned_pods,
     pattern_workloads,
     phrase_in,
     pod_workload,
+    recent_events,
 )
 from engines.analyzer.facts import Container, Facts, LogPattern, Pod, Ref
 from engines.analyzer.scope import Scope
@@ -64,9 +65,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     def candidate(ref: Ref) -> Candidate:
         return found.setdefault(ref, Candidate("probe_failure", ref))
 
-    for event in facts.events:
-        if not is_recent(event.last, facts.now):
-            continue
+    for event in recent_events(facts):
         message = event.message
         probe = next((k for k in ("Liveness", "Readiness", "Startup")
                       if f"{k} probe failed" in message or f"failed {k.lower()} probe" in message),
@@ -91,18 +90,16 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 answers.setdefault(ref, set()).add(code[0])
                 weight += 0.05 if code.startswith("5") else 0.2
                 note += f" with HTTP {code}"
-        candidate(ref).clues.append(Clue(weight, note, (message[:60], event.reason),
-                                         event.source, t.EVENT_TOOLS,
-                                         f"probe-{event.reason}-{probe}"))
-    for pod in facts.pods.values():
-        ref = pod_workload(facts, pod)
-        if ref is None or ref not in found:
+        candidate(ref).add(weight, note, (message[:60], event.reason), event.source, t.EVENT_TOOLS,
+                           f"probe-{event.reason}-{probe}")
+    for ref, pod in owned_pods(facts):
+        if ref not in found:
             continue
         kills = sum(e.count for e in pod.events if e.reason == "Killing")
         if kills and "Liveness" in kinds.get(ref, set()):
-            found[ref].clues.append(Clue(0.2, f"the kubelet killed its container {kills} times",
-                                         (f"Killing ×{kills}", "Killing"), pod.described,
-                                         (t.DESCRIBE,), "probe-killing"))
+            found[ref].add(0.2, f"the kubelet killed its container {kills} times",
+                           (f"Killing ×{kills}", "Killing"), pod.described, (t.DESCRIBE,),
+                           "probe-killing")
         for container in pod.containers:
             if container.running_since and container.ready is False:
                 found[ref].clues.append(Clue(0.2, f"container {container.name} runs but is not "
@@ -116,9 +113,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 if (clue := _killed_on_time(pod, container)) is not None:
                     found[ref].clues.append(clue)
             for kind, text in container.probes.items():
-                found[ref].clues.append(Clue(0.05, f"{kind} probe {text}",
-                                             (f"{kind}_probe: {text}"[:60],), pod.described,
-                                             (t.DESCRIBE,), f"probe-spec-{kind}"))
+                found[ref].add(0.05, f"{kind} probe {text}", (f"{kind}_probe: {text}"[:60],),
+                               pod.described, (t.DESCRIBE,), f"probe-spec-{kind}")
     for ref, entry in found.items():
         if (why := _over(facts, ref, seen.get(ref, []))) is not None:
             _weaken(entry, 0.3, why)
@@ -129,9 +125,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if rollout is not None:
             changed = [c for c in rollout.changes if " probe " in f" {c} "]
             if changed:
-                entry.clues.append(Clue(0.35, f"the latest revision changed it: {changed[0]}",
-                                        (changed[0][:60],), rollout.source, (t.ROLLOUT,),
-                                        "probe-change"))
+                entry.add(0.35, f"the latest revision changed it: {changed[0]}", (changed[0][:60],),
+                          rollout.source, (t.ROLLOUT,), "probe-change")
         which = " and ".join(sorted(kinds.get(ref, {"readiness"}))).lower()
         entry.fix = (f"Fix the {which} probe of {ref.kind} {ref.namespace}/{ref.name}: point it "
                      "at the path and port the application serves, and give it an initial delay "

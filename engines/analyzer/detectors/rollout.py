@@ -161,9 +161,9 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
                                 (t.LOG_PATTERNS, *t.LOG_TOOLS), "new-errors"))
     if scope.onset is not None and (lag := _lag(current.created, scope.onset)):
-        entry.clues.append(Clue(0.15 * lag, "the report's start time matches the rollout",
-                                (f"revision: {current.hash or current.number}",), rollout.source,
-                                (t.ROLLOUT,), "report-onset"))
+        entry.add(0.15 * lag, "the report's start time matches the rollout",
+                  (f"revision: {current.hash or current.number}",), rollout.source, (t.ROLLOUT,),
+                  "report-onset")
     if len(entry.clues) == 1:
         entry.clues[0] = Clue(0.08, entry.clues[0].note, entry.clues[0].needles,
                               rollout.source, (t.ROLLOUT,), "fresh")
