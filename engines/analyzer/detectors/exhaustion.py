@@ -77,6 +77,11 @@ _SHAPES = (
 # "active" alone is also what a healthy pool says at start: it needs a word of trouble.
 _TROUBLE = re.compile(r"saturat|exhaust|busy|block|reject|full|starv|capacity|limit|waiting",
                       re.I)
+SERVER_FULL = ("too many clients", "too many connections", "remaining connection slots")
+PER_CLIENT = ("pg_stat_activity_count",)  # connections by application_name, usename, state
+CLIENT_LABELS = ("application_name", "usename", "user", "client", "app")
+HOLDER_SHARE = 0.5  # a client holding at least half of the server's connections...
+HOLDER_LEAD = 2.0  # ...and twice as many as the next one
 
 
 def _saturated(text: str) -> tuple[str, str] | None:
@@ -106,13 +111,6 @@ def _kind(text: str) -> str:
         return named
     found = _saturated(text)
     return found[1] if found else "an inner resource"
-
-
-SERVER_FULL = ("too many clients", "too many connections", "remaining connection slots")
-PER_CLIENT = ("pg_stat_activity_count",)  # connections by application_name, usename, state
-CLIENT_LABELS = ("application_name", "usename", "user", "client", "app")
-HOLDER_SHARE = 0.5  # a client holding at least half of the server's connections...
-HOLDER_LEAD = 2.0  # ...and twice as many as the next one
 
 
 def _clients(rows: list[MetricRow]) -> dict[str, float]:
@@ -209,7 +207,5 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             for metric in PER_CLIENT:
                 entry.follow(METRICS, {"metric": metric, "since": "1h"},
                              "see who holds the database's connections")
-            if holder is not None and holder.culprit != ref:
-                entry.demote(0.4, f"{holder.culprit.name} holds the connections it is refused")
         found.append(entry)
     return found
