@@ -17,6 +17,8 @@ from engines.analyzer.transcript import Observation
 
 T = TypeVar("T")
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
+ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
+"""The workload kinds that roll pods out and keep them running."""
 
 
 def parse_stamp(value: Any) -> datetime | None:
@@ -57,10 +59,6 @@ def ref_of(text: Any, namespace: str) -> Ref | None:
     first = str(text or "").split("→")[0].strip()
     kind, sep, name = first.partition("/")
     return Ref(kind, namespace, name) if sep and kind and name else None
-
-
-ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
-"""The workload kinds that roll pods out and keep them running."""
 
 
 @dataclass(frozen=True, slots=True)

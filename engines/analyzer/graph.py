@@ -40,6 +40,15 @@ _LEVEL = re.compile(r"^\W*(?:error|err|warn|warning|fatal|panic|info|log)\W+", r
 METRICS_API = ("unable to get metrics", "failedgetresourcemetric", "failed to get cpu",
                "failed to get memory", "unable to fetch metrics", "metrics.k8s.io")
 METRICS_SERVERS = ("metrics-server", "prometheus-adapter", "keda-operator-metrics")
+# What a fault further down a path of each relation can be the cause of: a caller's failed
+# calls, a new revision's errors, a pool or disk that runs out while its dependency is what
+# fails; and a workload that saturates because its autoscaler cannot add pods.
+VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion"}),
+           SCALES: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion",
+                              "cpu_throttling", "autoscaling_limit"})}
+VICTIMS[HURTS] = VICTIMS[CALLS]
+ROLLOUT = "bad_rollout"
+LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 
 
 def key(ref: Ref) -> Key:
@@ -166,17 +175,6 @@ def onset(candidate: Candidate, facts: Facts) -> datetime | None:
                     n in event.message.lower() for n in needles):
                 times.append(event.first)
     return min(times) if times else None
-
-
-# What a fault further down a path of each relation can be the cause of: a caller's failed
-# calls, a new revision's errors, a pool or disk that runs out while its dependency is what
-# fails; and a workload that saturates because its autoscaler cannot add pods.
-VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion"}),
-           SCALES: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion",
-                              "cpu_throttling", "autoscaling_limit"})}
-VICTIMS[HURTS] = VICTIMS[CALLS]
-ROLLOUT = "bad_rollout"
-LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 
 
 def explained_by(candidate: Candidate, candidates: Sequence[Candidate], graph: Graph,

@@ -12,6 +12,7 @@ the merged answer first and settled. All deterministic: no LLM.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engines.analyzer.analysis import analyse
 from engines.analyzer.candidates import Candidate
@@ -64,8 +65,7 @@ def _followups_done(request: ModelRequest, transcript: Transcript, candidate: Ca
     the analyzer submits only then, and so may a search that relies on it."""
     specs = {s.name: s for s in request.tools if s.name != SUBMIT_TOOL}
     box = Toolbox(specs, transcript, request.constraint_set.excluded_namespaces)
-    return not any(box.offers(f.tool) and not box.asked(f.tool, f.arguments)
-                   for f in candidate.followups)
+    return not box.open_followups(candidate)
 
 
 def _why_weaker(candidate: Candidate, best: Candidate) -> str:
@@ -113,8 +113,7 @@ class AnalyzerHypotheses:
                 continue
             fresh = _hypothesis(candidate, transcript)
             if clear and candidate is best:
-                fresh = Hypothesis(fresh.id, fresh.category, fresh.culprit, fresh.confirm_by,
-                                   fresh.refute_by, fresh.score, "confirmed", fresh.evidence)
+                fresh = replace(fresh, state="confirmed")
             elif clear and best is not None and candidate.score <= RIVAL * best.score:
                 fresh = fresh.refute(_why_weaker(candidate, best))
             scored.append(fresh)

@@ -129,7 +129,7 @@ def _plan(box: Toolbox, transcript: Transcript, facts: Facts, scope: Scope,
             return narrate.widen_thought(places, ranked)
         return narrate.focus_thought(facts, scope, fresh, ranked, again=again)
     quoted = len(gather_evidence(ranked[0], transcript.observations)) if ranked else 0
-    if settled(ranked) and not _open_followups(box, ranked[0]):
+    if settled(ranked) and not box.open_followups(ranked[0]):
         evidence_calls(box, ranked[0], quoted)
         return narrate.follow_thought(ranked, [w for _, _, w in box.calls]) if box.calls else ""
     hints(box, facts, scope, targets, ranked)
@@ -138,9 +138,4 @@ def _plan(box: Toolbox, transcript: Transcript, facts: Facts, scope: Scope,
         evidence_calls(box, ranked[0], quoted)
     whys = [followup.why for followup in queued] + [why for _, _, why in box.calls]
     return narrate.follow_thought(ranked, whys)
-
-
-def _open_followups(box: Toolbox, candidate: Candidate) -> bool:
-    return any(box.offers(f.tool) and not box.asked(f.tool, f.arguments)
-               for f in candidate.followups)
 

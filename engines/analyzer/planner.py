@@ -28,6 +28,12 @@ from engines.model import ToolSpec
 from engines.short_catalog import LIST_TOOLS
 
 MAX_CALLS = 12
+WINDOW_ARGUMENTS = frozenset({"since", "start", "end", "limit", "tail"})
+SWEEP = 6
+WEAK = 0.3  # a leader this weak explains nothing yet
+PODS_READ = 4  # pods of one workload whose own logs are read while the log store is down
+CPU_USAGE = "container_cpu_usage_seconds_total"
+HUNGRY_CORES = 0.5  # a pod using this much CPU on average is worth a look when others slow
 
 
 @dataclass(slots=True)
@@ -56,6 +62,11 @@ class Toolbox:
         wanted = _identity(arguments)
         return any(name == n and _identity(a) == wanted for n, a in self.transcript.calls_made)
 
+    def open_followups(self, candidate: Candidate) -> bool:
+        """Whether the candidate asks for a call that is offered and was not asked yet."""
+        return any(self.offers(f.tool) and not self.asked(f.tool, f.arguments)
+                   for f in candidate.followups)
+
     def call(self, name: str, arguments: Mapping[str, Any], why: str = "") -> bool:
         """Queue a call if it is allowed and new; True when queued."""
         spec = self.specs.get(name)
@@ -72,9 +83,6 @@ class Toolbox:
             return False  # the same question, perhaps over another window: asked already
         self.calls.append((name, args, why))
         return True
-
-
-WINDOW_ARGUMENTS = frozenset({"since", "start", "end", "limit", "tail"})
 
 
 def _identity(arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,9 +131,6 @@ def _erring(facts: Facts, scope: Scope) -> list[Ref]:
     return sorted(counts, key=lambda r: (-counts[r], str(r)))
 
 
-SWEEP = 6
-
-
 def metrics(box: Toolbox, ref: Ref) -> bool:
     """Queue a read of the workload's metrics over the last three hours."""
     return box.call(t.SIGNALS, {**ref.workload_args, "since": "3h"}, f"read {ref.name}'s metrics")
@@ -139,14 +144,7 @@ def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate])
     apps = sorted((w for w in facts.workloads.values() if w.ref.kind in ROLLING
                    and not w.ref.namespace.startswith("kube-")),
                   key=lambda w: (-w.unhealthy_pods, -w.restarts, str(w.ref)))
-    queued = False
-    for workload in apps[:SWEEP]:
-        ref = workload.ref
-        queued |= metrics(box, ref)
-    return queued
-
-
-WEAK = 0.3  # a leader this weak explains nothing yet
+    return any([metrics(box, workload.ref) for workload in apps[:SWEEP]])  # each one queued
 
 
 def neighbours(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> None:
@@ -185,9 +183,6 @@ def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
         if short:
             box.call(t.QUOTAS, {"namespace": ns}, f"quotas in {ns}")
     pod_logs_instead(box, facts, targets)
-
-
-PODS_READ = 4  # pods of one workload whose own logs are read while the log store is down
 
 
 def suggested(box: Toolbox) -> None:
@@ -277,10 +272,6 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
         pending = facts.workloads.get(ref)
         if pending is not None and any(s.startswith("Pending") for s in pending.statuses):
             box.call(t.EVENTS, ref.object_args, f"events of {ref.name}")
-
-
-CPU_USAGE = "container_cpu_usage_seconds_total"
-HUNGRY_CORES = 0.5  # a pod using this much CPU on average is worth a look when others slow
 
 
 def _slowed_on_its_own(facts: Facts, ref: Ref) -> bool:

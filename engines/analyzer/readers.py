@@ -42,6 +42,8 @@ from engines.analyzer.transcript import Observation
 
 _FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
 _READY_OF = re.compile(r"(\d+) ready of (\d+) matching")
+_TALLY = re.compile(r"([A-Za-z]+) ×(\d+)")
+_ROUTE = re.compile(r"^([^/\s*][^/\s]*)/\S*\s*→\s*([a-z0-9][-a-z0-9.]*):")
 
 
 def _seconds(value: Any) -> int | None:
@@ -132,9 +134,6 @@ def _events(rows: Any, obs: Observation, namespace: str) -> list[Event]:
             first=parse_stamp(row.get("first_seen")) or parse_stamp(row.get("last_seen")),
             message=str(row.get("message") or ""), source=obs))
     return events
-
-
-_TALLY = re.compile(r"([A-Za-z]+) ×(\d+)")
 
 
 def _normal_events(value: Any, obs: Observation, namespace: str, pod: str) -> list[Event]:
@@ -241,9 +240,6 @@ def read_policies(obs: Observation, facts: Facts) -> None:
             ingress=as_strs(row.get("ingress")), egress=as_strs(row.get("egress")),
             warnings=as_strs(row.get("warnings")), created=parse_stamp(row.get("created")),
             changed=parse_stamp(row.get("changed")), source=obs)
-
-
-_ROUTE = re.compile(r"^([^/\s*][^/\s]*)/\S*\s*→\s*([a-z0-9][-a-z0-9.]*):")
 
 
 def read_ingresses(obs: Observation, facts: Facts) -> None:

@@ -52,6 +52,11 @@ SYMPTOMS: dict[str, tuple[str, ...]] = {
               "backup", "nightly", "monthly", "weekly", "cron", "batch", "not sent",
               "not delivered", "never arrived", "not generated", "didn't run", "did not run"),
 }
+_CLAUSES = re.compile(r"[.;!?]+(?:\s|$)|,|\s[-–—]\s|\b(?:but|until|while|whereas|though|although|"
+                      r"when|however)\b")
+_FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|"
+                   r"\b(?:looks?|looking|seems?|is|are|still|works?|working|running)\s+"
+                   r"(?:ok|okay|good|normal|healthy)\b|\bno (?:issues?|problems?|errors?)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,17 +109,15 @@ def _stem(word: str) -> str:
 
 def _onset(text: str, now: datetime) -> datetime | None:
     """ "since ~02:05" or "since about 13:30" on the clock's day; "20 minutes ago"."""
-    if match := _CLOCK.search(text):
-        hour, minute = int(match.group(1)), int(match.group(2))
-        if hour < 24 and minute < 60:
-            moment = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-            return moment - timedelta(days=1) if moment > now else moment
-    if match := _MERIDIEM.search(text):
-        hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "pm" else 0)
-        minute = int(match.group(2) or 0)
-        if minute < 60:
-            moment = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-            return moment - timedelta(days=1) if moment > now else moment
+    clock = None  # (hour, minute)
+    if (match := _CLOCK.search(text)) and int(match.group(1)) < 24 and int(match.group(2)) < 60:
+        clock = int(match.group(1)), int(match.group(2))
+    elif match := _MERIDIEM.search(text):
+        clock = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "pm" else 0), \
+            int(match.group(2) or 0)
+    if clock is not None and clock[1] < 60:
+        moment = now.replace(hour=clock[0], minute=clock[1], second=0, microsecond=0)
+        return moment - timedelta(days=1) if moment > now else moment
     if (match := _AGO.search(text)) and "ago" in match.group(0).lower():
         amount, unit = int(match.group(1)), match.group(2).lower()
         return now - (timedelta(hours=amount) if unit.startswith("h") else
@@ -129,13 +132,6 @@ def ignored_terms(topics: Iterable[str]) -> frozenset[str]:
                        "expected", "those", "these", "that", "this", "it", "is", "all", "any"}
     return frozenset(w for topic in topics for w in words_of(topic)
                      if w not in noise and len(w) >= 3)
-
-
-_CLAUSES = re.compile(r"[.;!?]+(?:\s|$)|,|\s[-–—]\s|\b(?:but|until|while|whereas|though|although|"
-                      r"when|however)\b")
-_FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|"
-                   r"\b(?:looks?|looking|seems?|is|are|still|works?|working|running)\s+"
-                   r"(?:ok|okay|good|normal|healthy)\b|\bno (?:issues?|problems?|errors?)\b")
 
 
 def _complaint(report: str) -> tuple[str, str]:

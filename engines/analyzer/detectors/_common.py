@@ -66,6 +66,7 @@ EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
 
 RECENT = timedelta(hours=1)
 STALE_RUN = timedelta(days=1)  # a failed batch run older than this is a past story
+BATCH = ("Job", "CronJob")
 
 
 def older_than(workload: Workload, age: timedelta) -> bool:
@@ -153,9 +154,6 @@ def pattern_workloads(pattern: LogPattern, facts: Facts) -> list[Ref]:
                                             or ref.namespace == pattern.namespace):
                     found[ref] = found.get(ref, 0) + count
     return sorted(found, key=lambda r: -found[r])
-
-
-BATCH = ("Job", "CronJob")
 
 
 def batch_owner(facts: Facts, ref: Ref) -> Ref:

@@ -32,6 +32,9 @@ RESOLUTION_FAILURES = ("no such host", "nxdomain", "name resolution", "server mi
                        "dial tcp: lookup", ":53: i/o timeout", ":53: read udp")
 IN_CLUSTER = (".svc", ".svc.cluster.local", ".cluster.local", ".pod.cluster.local")
 _ADDRESS = re.compile(r"(?<![\w.:/-])(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{1,5}))?(?![\w.])")
+_UPSTREAM = re.compile(r"\b(?:upstream|backend|back-end|downstream service)\b", re.I)
+_FAILED = re.compile(r"timed? ?out|timeout|refused|unavailable|reset|\b50[234]\b|unreachable",
+                     re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +136,6 @@ def troubled(ref: Ref, facts: Facts) -> bool:
         return True
     signals = facts.signals_of(ref)
     return signals is not None and any(a in ("memory", "restarts") for a in signals.abnormal)
-
-
-_UPSTREAM = re.compile(r"\b(?:upstream|backend|back-end|downstream service)\b", re.I)
-_FAILED = re.compile(r"timed? ?out|timeout|refused|unavailable|reset|\b50[234]\b|unreachable",
-                     re.I)
 
 
 def unnamed_upstream(facts: Facts, caller: Ref, text: str) -> Ref | None:

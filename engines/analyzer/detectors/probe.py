@@ -36,6 +36,8 @@ _STATUS = re.compile(r"status ?code:? ?(\d{3})", re.IGNORECASE)
 
 
 _TIMING = re.compile(r"delay=(\d+)s.*period=(\d+)s.*failure=(\d+)")
+SETTLED = timedelta(minutes=15)  # probe failures this old, all pods Ready since: over
+STARTUP = timedelta(minutes=3)  # failures this soon after a container started: warming up
 
 
 def _killed_on_time(pod: Pod, container: Container) -> Clue | None:
@@ -135,10 +137,6 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.follow(t.ROLLOUT, ref.workload_args, f"see whether {ref.name}'s probes changed")
         entry.follow(t.POD_LOGS, ref.pod_args, f"see whether {ref.name} serves at all")
     return [c for c in found.values() if c.clues]
-
-
-SETTLED = timedelta(minutes=15)  # probe failures this old, all pods Ready since: over
-STARTUP = timedelta(minutes=3)  # failures this soon after a container started: warming up
 
 
 def _over(facts: Facts, ref: Ref, times: list[datetime]) -> str | None:

@@ -39,6 +39,7 @@ BEFORE = timedelta(minutes=15)  # clocks and scrape intervals blur the order a l
 AFTER = timedelta(minutes=90)
 SHORTLY = timedelta(minutes=30)  # errors a revision causes begin soon after it serves
 LATE = 0.4  # what a signal that began long after the rollout still says for it
+ERROR_LEVELS = ("error", "fatal", "critical", "severe", "err", "")
 
 
 def _aligned(created: datetime, moment: datetime | None) -> bool:
@@ -63,9 +64,6 @@ def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
         if ref in pattern_workloads(pattern, facts)[:1] and _aligned(created, pattern.first):
             found.append(pattern)
     return sorted(found, key=lambda p: -p.count)
-
-
-ERROR_LEVELS = ("error", "fatal", "critical", "severe", "err", "")
 
 
 def _updated_in_place(rollout: Rollout, current: Revision) -> bool:
