@@ -7,60 +7,33 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from engines.analyzer.facts import (
-    Event,
-    Facts,
-    LogPattern,
-    Pod,
-    Ref,
-    Workload,
-    owns,
-    parse_stamp,
-)
-from tools.kubernetes import (
-    k8s_describe_pod,
-    k8s_events,
-    k8s_get_object,
-    k8s_list_autoscalers,
-    k8s_list_ingresses,
-    k8s_list_network_policies,
-    k8s_list_nodes,
-    k8s_list_pods,
-    k8s_list_quotas,
-    k8s_list_services,
-    k8s_list_volume_claims,
-    k8s_list_workloads,
-    k8s_mounted_config,
-    k8s_pod_limit_ranges,
-    k8s_pod_logs,
-    k8s_rollout_history,
-    k8s_service_endpoints,
-)
+from engines.analyzer.facts import Event, Facts, LogPattern, Pod, Ref, Workload, owns, parse_stamp
+from tools import kubernetes
 from tools.logs import logs_error_patterns, logs_search
 from tools.metrics import metrics_query, metrics_workload_signals
 
 # The tools the analyzer reads, by the name each tool is registered under (its function's).
-DESCRIBE = k8s_describe_pod.name
-PODS = k8s_list_pods.name
-WORKLOADS = k8s_list_workloads.name
-EVENTS = k8s_events.name
-NODES = k8s_list_nodes.name
-ROLLOUT = k8s_rollout_history.name
-SERVICES = k8s_list_services.name
-POLICIES = k8s_list_network_policies.name
-INGRESSES = k8s_list_ingresses.name
-AUTOSCALERS = k8s_list_autoscalers.name
-QUOTAS = k8s_list_quotas.name
-POD_LOGS = k8s_pod_logs.name
-OBJECT = k8s_get_object.name
+DESCRIBE = kubernetes.k8s_describe_pod.name
+PODS = kubernetes.k8s_list_pods.name
+WORKLOADS = kubernetes.k8s_list_workloads.name
+EVENTS = kubernetes.k8s_events.name
+NODES = kubernetes.k8s_list_nodes.name
+ROLLOUT = kubernetes.k8s_rollout_history.name
+SERVICES = kubernetes.k8s_list_services.name
+POLICIES = kubernetes.k8s_list_network_policies.name
+INGRESSES = kubernetes.k8s_list_ingresses.name
+AUTOSCALERS = kubernetes.k8s_list_autoscalers.name
+QUOTAS = kubernetes.k8s_list_quotas.name
+POD_LOGS = kubernetes.k8s_pod_logs.name
+OBJECT = kubernetes.k8s_get_object.name
 LOG_PATTERNS = logs_error_patterns.name
 LOG_SEARCH = logs_search.name
 SIGNALS = metrics_workload_signals.name
 METRICS = metrics_query.name
-ADMISSION = k8s_pod_limit_ranges.name  # the evidence tools (detectors/evidence.py)
-CLAIMS = k8s_list_volume_claims.name
-MOUNTS = k8s_mounted_config.name
-ENDPOINTS = k8s_service_endpoints.name
+ADMISSION = kubernetes.k8s_pod_limit_ranges.name  # the evidence tools (detectors/evidence.py)
+CLAIMS = kubernetes.k8s_list_volume_claims.name
+MOUNTS = kubernetes.k8s_mounted_config.name
+ENDPOINTS = kubernetes.k8s_service_endpoints.name
 LOG_TOOLS = (LOG_PATTERNS, LOG_SEARCH, POD_LOGS)
 EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
 

@@ -23,14 +23,6 @@ import re
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import (
-    event_workload,
-    level_of,
-    pattern_workloads,
-    phrase_in,
-    recent_events,
-    snippet,
-)
 from engines.analyzer.detectors._logs import Sighting, sightings
 from engines.analyzer.detectors._targets import (
     behind_ingress,
@@ -211,13 +203,13 @@ def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,
 def _calls(facts: Facts, client: Ref, server: Ref) -> tuple[LogPattern, str] | None:
     """A warning or error of the client about calling the server, and a quote of it."""
     for pattern in facts.patterns:
-        if level_of(pattern) in ("info", "debug") or client not in pattern_workloads(
+        if t.level_of(pattern) in ("info", "debug") or client not in t.pattern_workloads(
                 pattern, facts)[:1]:
             continue
         text = pattern.example or pattern.template
         for host, port in hosts_in(text):
             if target_workload(resolve(host, port, client.namespace, facts), facts) == server:
-                return pattern, snippet(text, host)
+                return pattern, t.snippet(text, host)
     return None
 
 
@@ -226,14 +218,14 @@ def _events(facts: Facts, found: dict[Ref, Candidate]) -> None:
     certificate ("failed calling webhook ... Post https://policy.guard.svc:443/validate:
     x509: certificate has expired"): the server behind that host is the culprit. A
     registry's certificate (an image pull) is image_pull's."""
-    for event in recent_events(facts, warnings=True):
-        phrase = phrase_in(event.message, TLS)
-        victim = event_workload(facts, event)
-        if phrase is None or victim is None or phrase_in(event.message, PULLS) or whose(
+    for event in t.recent_events(facts, warnings=True):
+        phrase = t.phrase_in(event.message, TLS)
+        victim = t.event_workload(facts, event)
+        if phrase is None or victim is None or t.phrase_in(event.message, PULLS) or whose(
                 event.message) != "server":
             continue
         for server in [s for s in _servers(event.message, victim, facts) if s != victim][:1]:
-            quote = snippet(event.message, phrase)
+            quote = t.snippet(event.message, phrase)
             entry = found.setdefault(server, Candidate("certificate", server))
             entry.add(0.6 if event.count >= 3 else 0.4,
                       f"{event.reason} for {victim.name}: {quote[:90]!r}", (quote, event.reason),
@@ -279,7 +271,7 @@ def _clients(text: str, server: Ref, facts: Facts,
         return list(dict.fromkeys(r for r in at if r != server)), "ip"
     callers = sorted((c for c in graph.get(server, ()) if c != server), key=str)
     troubled = {ref for pattern in facts.patterns if _TLS_TROUBLE.search(pattern.text)
-                for ref in pattern_workloads(pattern, facts)[:1]}
+                for ref in t.pattern_workloads(pattern, facts)[:1]}
     failing = [c for c in callers if _calls(facts, c, server) is not None]
     return [c for c in callers if c in troubled] or (failing if len(failing) == 1 else []), \
         "caller"

@@ -8,12 +8,6 @@ from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import (
-    event_workload,
-    owned_pods,
-    phrase_in,
-    recent_events,
-)
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -29,7 +23,7 @@ AUTH = ("unauthorized", "authentication required", "pull access denied", "denied
 
 def _fix(ref: Ref, image: str, message: str) -> str:
     what = f"image {image}" if image else "its image"
-    if phrase_in(message, AUTH):
+    if t.phrase_in(message, AUTH):
         return (f"Give {ref.kind} {ref.namespace}/{ref.name} registry credentials that can pull "
                 f"{what} (fix the imagePullSecret or the registry permissions).")
     return (f"Point {ref.kind} {ref.namespace}/{ref.name} at an image that exists ({what} "
@@ -44,7 +38,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     def candidate(ref: Ref) -> Candidate:
         return found.setdefault(ref, Candidate("image_pull", ref))
 
-    for ref, pod in owned_pods(facts):
+    for ref, pod in t.owned_pods(facts):
         for container in pod.containers:
             if container.waiting in PULL_STATES:
                 entry = candidate(ref)
@@ -67,13 +61,13 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                tuple(s for s in workload.statuses if s in PULL_STATES),
                                workload.source, (t.WORKLOADS,), "pull-rollup")
             images.setdefault(ref, next(iter(workload.images), ""))
-    for event in recent_events(facts, warnings=True):
+    for event in t.recent_events(facts, warnings=True):
         if event.reason not in ("Failed", "BackOff", "ErrImagePull", "ImagePullBackOff") or \
-                not phrase_in(event.message, PULL_MESSAGES):
+                not t.phrase_in(event.message, PULL_MESSAGES):
             continue
         if "image" not in event.message.lower():
             continue
-        owner = event_workload(facts, event)
+        owner = t.event_workload(facts, event)
         if owner is None:
             continue
         messages.setdefault(owner, []).append(event.message)

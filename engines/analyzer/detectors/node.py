@@ -12,12 +12,6 @@ from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import (
-    event_workload,
-    phrase_in,
-    pod_workload,
-    recent_events,
-)
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -70,11 +64,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                 ("NotReady since", f"ready: '{node.ready}'"), node.source,
                                 (t.NODES,), "notready")
         for problem in node.problems:
-            kind = phrase_in(problem, PRESSURES)
+            kind = t.phrase_in(problem, PRESSURES)
             if kind:
                 candidate(name).add(0.5, f"node {name} reports {kind}", (problem[:60], kind),
                                     node.source, (t.NODES,), f"pressure-{kind}")
-    for event in recent_events(facts):
+    for event in t.recent_events(facts):
         if event.kind == "Node" and (event.reason in NODE_REASONS or event.type == "Warning"):
             if event.name in found or event.reason in NODE_REASONS:
                 candidate(event.name).clues.append(Clue(
@@ -89,21 +83,21 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             entry = candidate(host)
             entry.add(0.35, f"pods evicted from {host}: {event.message[:80]}",
                       (event.message[:60], event.reason), event.source, t.EVENT_TOOLS, "eviction")
-            if (ref := event_workload(facts, event)) is not None:
+            if (ref := t.event_workload(facts, event)) is not None:
                 entry.affects += (ref,)
     _blocked_pods(facts, found)
     for pod in facts.pods.values():
         if not pod.node:
             continue
         troubled = pod.status in ("Evicted", "Unknown", "Terminating", "NodeLost") or (
-            pod.message and phrase_in(pod.message, EVICTION))
+            pod.message and t.phrase_in(pod.message, EVICTION))
         if troubled:
             entry = candidate(pod.node)
             entry.add(0.3, f"pod {pod.name} on {pod.node} is {pod.status}", (pod.name, pod.status),
                       pod.source, (t.PODS,), "pod-on-node")
     for name, entry in found.items():
         hosted = {ref for pod in facts.pods.values() if pod.node == name
-                  if (ref := pod_workload(facts, pod)) is not None}
+                  if (ref := t.pod_workload(facts, pod)) is not None}
         entry.affects = tuple(dict.fromkeys(entry.affects + tuple(sorted(hosted, key=str))))
         entry.fix = (f"Drain and replace node {name} (or free the resource under pressure); "
                      "make sure its workloads run with enough replicas spread over other nodes.")
@@ -114,8 +108,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
 
 def _blocked_pods(facts: Facts, found: dict[str, Candidate]) -> None:
     """Workloads left Pending by the taint of a faulty node: affected by that node."""
-    for event in recent_events(facts, reason="FailedScheduling"):
-        ref = event_workload(facts, event)
+    for event in t.recent_events(facts, reason="FailedScheduling"):
+        ref = t.event_workload(facts, event)
         for taint in condition_taints(event.message):
             for name in nodes_under(facts, taint):
                 entry = found.get(name)

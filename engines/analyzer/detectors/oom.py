@@ -12,15 +12,6 @@ from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import (
-    batch_owner,
-    is_recent,
-    older_than,
-    oom_job,
-    owned_pods,
-    pattern_workloads,
-    phrase_in,
-)
 from engines.analyzer.facts import Container, Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -50,12 +41,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             found[ref].fix = _fix(ref, container)
         return found[ref]
 
-    for ref, pod in owned_pods(facts):
+    for ref, pod in t.owned_pods(facts):
         for container in pod.containers:
             killed = container.last_reason == "OOMKilled" or "OOMKilled" in container.terminated
             if not killed:
                 continue
-            recent = is_recent(container.last_finished, facts.now)
+            recent = t.is_recent(container.last_finished, facts.now)
             entry = candidate(ref, container)
             entry.clues.append(Clue(
                 0.75 if recent else 0.3,
@@ -81,9 +72,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 (t.WORKLOADS,), "oom-rollup"))
     for ref, workload in facts.workloads.items():
         failed = [p for p in workload.problems if "failed" in p.lower()]
-        if ref.kind == "Job" and failed and oom_job(facts, ref):
-            candidate(batch_owner(facts, ref)).clues.append(Clue(
-                0.1 if older_than(workload, t.STALE_RUN) else 0.3,
+        if ref.kind == "Job" and failed and t.oom_job(facts, ref):
+            candidate(t.batch_owner(facts, ref)).clues.append(Clue(
+                0.1 if t.older_than(workload, t.STALE_RUN) else 0.3,
                 f"Job {ref.name} failed: {failed[0][:100]}", (failed[0][:60], ref.name),
                 workload.source, (t.WORKLOADS,), "oom-job"))
     for ref, signals in facts.signals.items():
@@ -98,10 +89,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                    ("peaked at", "sharp drops"), signals.source, (t.SIGNALS,),
                                    "memory")
     for pattern in facts.patterns:
-        phrase = phrase_in(pattern.text, HEAP_PHRASES)
-        if phrase is None or phrase_in(pattern.text, NOT_HEAP):
+        phrase = t.phrase_in(pattern.text, HEAP_PHRASES)
+        if phrase is None or t.phrase_in(pattern.text, NOT_HEAP):
             continue
-        for ref in pattern_workloads(pattern, facts)[:1]:
+        for ref in t.pattern_workloads(pattern, facts)[:1]:
             candidate(ref).add(0.55 if pattern.previous else 0.4 if pattern.count >= 3 else 0.25,
                                f"logs say {phrase!r}", (phrase,), pattern.source, t.LOG_TOOLS,
                                "heap")

@@ -20,15 +20,6 @@ from datetime import datetime, timedelta
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import (
-    event_workload,
-    level_of,
-    owned_pods,
-    pattern_workloads,
-    phrase_in,
-    pod_workload,
-    recent_events,
-)
 from engines.analyzer.facts import Container, Facts, LogPattern, Pod, Ref
 from engines.analyzer.scope import Scope
 
@@ -67,14 +58,14 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     def candidate(ref: Ref) -> Candidate:
         return found.setdefault(ref, Candidate("probe_failure", ref))
 
-    for event in recent_events(facts):
+    for event in t.recent_events(facts):
         message = event.message
         probe = next((k for k in ("Liveness", "Readiness", "Startup")
                       if f"{k} probe failed" in message or f"failed {k.lower()} probe" in message),
                      None)
         if probe is None:
             continue
-        ref = event_workload(facts, event)
+        ref = t.event_workload(facts, event)
         if ref is None:
             continue
         kinds.setdefault(ref, set()).add(probe)
@@ -94,7 +85,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 note += f" with HTTP {code}"
         candidate(ref).add(weight, note, (message[:60], event.reason), event.source, t.EVENT_TOOLS,
                            f"probe-{event.reason}-{probe}")
-    for ref, pod in owned_pods(facts):
+    for ref, pod in t.owned_pods(facts):
         if ref not in found:
             continue
         kills = sum(e.count for e in pod.events if e.reason == "Killing")
@@ -149,7 +140,7 @@ def _over(facts: Facts, ref: Ref, times: list[datetime]) -> str | None:
     if times and facts.now - max(times) >= SETTLED:
         minutes = int((facts.now - max(times)).total_seconds() // 60)
         return f"they stopped {minutes}m ago and every pod has been Ready since"
-    pods = [p for p in facts.pods.values() if pod_workload(facts, p) == ref and p.described]
+    pods = [p for p in facts.pods.values() if t.pod_workload(facts, p) == ref and p.described]
     warming = [_while_starting(p) for p in pods]
     if warming and all(w is not False for w in warming) and any(warming):
         return "they came only while the pods were starting, and every pod is Ready now"
@@ -169,12 +160,12 @@ def _while_starting(pod: Pod) -> bool | None:
 def _own_error(facts: Facts, ref: Ref) -> LogPattern | None:
     """A recent error the workload logs about its own work (not about its probes)."""
     for pattern in facts.patterns:
-        if pattern.count < 3 or level_of(pattern) not in ("error", "fatal", "critical", "err") \
+        if pattern.count < 3 or t.level_of(pattern) not in ("error", "fatal", "critical", "err") \
                 or (pattern.last is not None and facts.now - pattern.last > SETTLED):
             continue
-        if phrase_in(pattern.text, ("probe", "health", "readiness", "liveness")):
+        if t.phrase_in(pattern.text, ("probe", "health", "readiness", "liveness")):
             continue
-        if ref in pattern_workloads(pattern, facts)[:1]:
+        if ref in t.pattern_workloads(pattern, facts)[:1]:
             return pattern
     return None
 

@@ -21,13 +21,6 @@ from datetime import datetime, timedelta
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import (
-    level_of,
-    pattern_workloads,
-    signal_change,
-    snippet,
-    stamp,
-)
 from engines.analyzer.detectors._routes import routes
 from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout, parse_stamp
 from engines.analyzer.scope import Scope
@@ -59,9 +52,9 @@ def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
     """Error templates of this workload that first appeared after the rollout."""
     found = []
     for pattern in facts.patterns:
-        if pattern.first is None or pattern.count < 3 or level_of(pattern) not in ERROR_LEVELS:
+        if pattern.first is None or pattern.count < 3 or t.level_of(pattern) not in ERROR_LEVELS:
             continue
-        if ref in pattern_workloads(pattern, facts)[:1] and _aligned(created, pattern.first):
+        if ref in t.pattern_workloads(pattern, facts)[:1] and _aligned(created, pattern.first):
             found.append(pattern)
     return sorted(found, key=lambda p: -p.count)
 
@@ -81,7 +74,7 @@ def _fresh_clue(facts: Facts, rollout: Rollout, current: Revision) -> Clue:
         return Clue(
             0.15, f"revision {current.number} rolled out {_ago(facts.now, created)} ago"
             + (f" ({change[:80]})" if change else ""),
-            (change[:60], f"created: {stamp(created)}", f"revision: {current.number}"),
+            (change[:60], f"created: {t.stamp(created)}", f"revision: {current.number}"),
             rollout.source, (t.ROLLOUT,), "fresh")
     image = current.images[0].rsplit("/", 1)[-1] if current.images else ""
     note = (f"revision {current.hash}{f' ({image})' if image else ''} replaced its pods "
@@ -89,7 +82,7 @@ def _fresh_clue(facts: Facts, rollout: Rollout, current: Revision) -> Clue:
     if rollout.replaced:
         note += f": the {rollout.ref.kind} controller deleted and recreated {rollout.replaced}"
     return Clue(0.15 if rollout.replaced else 0.1, note,
-                (f"first_pod_created: {stamp(created)}", f"revision: {current.hash}"),
+                (f"first_pod_created: {t.stamp(created)}", f"revision: {current.hash}"),
                 rollout.source, (t.ROLLOUT,), "fresh")
 
 
@@ -106,7 +99,7 @@ def _one_route(facts: Facts, ref: Ref) -> Clue | None:
         return None
     route, pattern = next(iter(found.failing.items()))
     text = pattern.example or pattern.template
-    quote = snippet(text, route.split(" ", 1)[1].split("{", 1)[0], 60)
+    quote = t.snippet(text, route.split(" ", 1)[1].split("{", 1)[0], 60)
     if others:
         rest = others[0] + (f" and {len(others) - 1} other route(s)" if len(others) > 1 else "")
         note = f"only {' and '.join(found.failing)} fails; {rest} still answer"
@@ -129,7 +122,7 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     ref = rollout.ref
     entry = Candidate("bad_rollout", ref)
     entry.clues.append(_fresh_clue(facts, rollout, current))
-    moment = signal_change(facts, ref)
+    moment = t.signal_change(facts, ref)
     signals = facts.signals_of(ref)
     if (lag := _lag(current.created, moment)) and signals is not None:
         why = [str(signals.get(n).get("why")) for n in ("requests", "latency")
@@ -153,7 +146,7 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     errors = _new_errors(facts, ref, current.created)
     if errors:
         top = errors[0]
-        quote = snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
+        quote = t.snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
         weight = 0.4 * _lag(current.created, top.first)
         entry.clues.append(Clue(weight, f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
@@ -214,7 +207,7 @@ def _starved_neighbours(facts: Facts, rollout: Rollout, created: datetime) -> tu
     mine = {p.node for p in facts.pods.values() if p.node and p.owner == ref}
     found = []
     for other in sorted(facts.signals, key=str):
-        moment = signal_change(facts, other)
+        moment = t.signal_change(facts, other)
         if other == ref or moment is None or not created <= moment <= created + AFTER:
             continue
         theirs = {p.node for p in facts.pods.values() if p.node and p.owner == other}

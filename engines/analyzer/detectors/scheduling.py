@@ -15,12 +15,6 @@ from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors._common import (
-    event_workload,
-    owned_pods,
-    phrase_in,
-    recent_events,
-)
 from engines.analyzer.detectors.node import condition_taints, nodes_under
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
@@ -55,17 +49,17 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
 def _unschedulable(facts: Facts) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
     reasons: dict[Ref, str] = {}
-    for event in recent_events(facts, reason="FailedScheduling"):
-        if phrase_in(event.message, QUOTA_WORDS):
+    for event in t.recent_events(facts, reason="FailedScheduling"):
+        if t.phrase_in(event.message, QUOTA_WORDS):
             continue
-        ref = event_workload(facts, event)
+        ref = t.event_workload(facts, event)
         if ref is None:
             continue
         entry = found.setdefault(ref, Candidate("unschedulable", ref))
         reasons.setdefault(ref, event.message)
         entry.add(0.6, event.message[:160], (event.message[:60], "FailedScheduling"), event.source,
                   t.EVENT_TOOLS, "scheduling-event")
-    for ref, pod in owned_pods(facts):
+    for ref, pod in t.owned_pods(facts):
         if not pod.status.startswith("Pending"):
             continue
         scheduled = "Unschedulable" in pod.status or any(
@@ -96,11 +90,11 @@ def _unschedulable(facts: Facts) -> list[Candidate]:
 
 def _quota(facts: Facts) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
-    for event in recent_events(facts, warnings=True):
-        if not phrase_in(event.message, QUOTA_WORDS) or event.reason not in (
+    for event in t.recent_events(facts, warnings=True):
+        if not t.phrase_in(event.message, QUOTA_WORDS) or event.reason not in (
                 "FailedCreate", "FailedScheduling", "FailedCreatePodSandBox", "Forbidden"):
             continue
-        ref = event_workload(facts, event)
+        ref = t.event_workload(facts, event)
         if ref is None:
             continue
         entry = found.setdefault(ref, Candidate("quota_exceeded", ref))
@@ -108,7 +102,7 @@ def _quota(facts: Facts) -> list[Candidate]:
                   t.EVENT_TOOLS, "quota-event")
     for ref, workload in facts.workloads.items():
         for problem in workload.problems:
-            if phrase_in(problem, QUOTA_WORDS):
+            if t.phrase_in(problem, QUOTA_WORDS):
                 entry = found.setdefault(ref, Candidate("quota_exceeded", ref))
                 entry.add(0.55, problem[:160], (problem[:60],), workload.source, (t.WORKLOADS,),
                           "quota-condition")
