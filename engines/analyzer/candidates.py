@@ -103,9 +103,8 @@ def merge(candidates: Iterable[Candidate]) -> list[Candidate]:
     strongest clue of each note, so two readings of one fact do not count twice."""
     merged: dict[tuple[str, str, str], Candidate] = {}
     for candidate in candidates:
-        existing = merged.get(candidate.key)
-        if existing is None:
-            merged[candidate.key] = candidate
+        existing = merged.setdefault(candidate.key, candidate)
+        if existing is candidate:
             continue
         existing.clues.extend(candidate.clues)
         existing.affects = tuple(dict.fromkeys(existing.affects + candidate.affects))

@@ -210,8 +210,8 @@ class Rollout:
     @property
     def previous(self) -> Revision | None:
         current = self.current
-        older = [r for r in self.revisions if current and r.number < current.number]
-        return max(older, key=lambda r: r.number) if older else None
+        older = (r for r in self.revisions if current and r.number < current.number)
+        return max(older, key=lambda r: r.number, default=None)
 
 
 @dataclass(slots=True)

@@ -158,12 +158,9 @@ def _scaling(facts: Facts, graph: Graph) -> None:
 def onset(candidate: Candidate, facts: Facts) -> datetime | None:
     """When the candidate's own anomaly began: the earliest time its clues print, or the
     first sighting of a log line or event they quote, on its own node."""
-    times: list[datetime] = []
     node = key(candidate.culprit)
     needles = {n.lower() for clue in candidate.clues for n in clue.needles if len(n) >= 6}
-    for clue in candidate.clues:
-        if (moment := parse_stamp(clue.note)) is not None:
-            times.append(moment)
+    times = [moment for clue in candidate.clues if (moment := parse_stamp(clue.note)) is not None]
     if needles:
         for pattern in facts.patterns:
             if pattern.first is not None and any(n in pattern.text.lower() for n in needles) \

@@ -163,17 +163,13 @@ def neighbours(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candid
 def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
     """Step two: each target in depth, and its namespace's logs (the pods' own when the log
     store is down), services and limits."""
-    namespaces: list[str] = []
     for ref in targets:
-        ns, name = ref.namespace, ref.name
         if ref.kind in (*ROLLING, *t.BATCH):
-            box.call(t.DESCRIBE, {"namespace": ns, "pod": name}, f"describe a pod of {name}")
+            box.call(t.DESCRIBE, ref.pod_args, f"describe a pod of {ref.name}")
         if ref.kind in ROLLING:
-            box.call(t.ROLLOUT, {"namespace": ns, "workload": name}, f"what changed in {name}")
+            box.call(t.ROLLOUT, ref.workload_args, f"what changed in {ref.name}")
             metrics(box, ref)
-        if ns not in namespaces:
-            namespaces.append(ns)
-    for ns in namespaces:
+    for ns in dict.fromkeys(ref.namespace for ref in targets):
         box.call(t.LOG_PATTERNS, {"namespace": ns, "since": "1h", "limit": 12},
                  f"errors logged in {ns}")
         box.call(t.SERVICES, {"namespace": ns}, f"services and endpoints in {ns}")

@@ -32,11 +32,10 @@ _TALLY = re.compile(r"([A-Za-z]+) ×(\d+)")
 _ROUTE = re.compile(r"^([^/\s*][^/\s]*)/\S*\s*→\s*([a-z0-9][-a-z0-9.]*):")
 
 
-def _seconds(value: Any) -> int | None:
-    """A number of seconds the tool gave as a number; None when it gave none."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
+def _number(value: Any) -> float | None:
+    """A number the tool gave as a number; None when it gave none."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
 
 
 def _fraction(value: Any) -> tuple[int | None, int | None]:
@@ -64,7 +63,8 @@ def read_workloads(obs: Observation, facts: Facts) -> None:
             exit_reasons=_counts(pods.get("last_exit_reasons")),
             unhealthy_pods=as_int(pods.get("unhealthy")), pod_total=as_int(pods.get("total")),
             statuses=_counts(pods.get("statuses")), age=str(row.get("age") or ""),
-            age_seconds=_seconds(row.get("age_seconds")), source=obs)
+            age_seconds=None if (age := _number(row.get("age_seconds"))) is None else int(age),
+            source=obs)
         facts.namespaces_seen.add(ns)
 
 
@@ -73,10 +73,8 @@ def read_pods(obs: Observation, facts: Facts) -> None:
     default_ns = data.get("namespace") if data.get("namespace") != "all" else ""
     for row in as_dicts(data.get("pods")):
         ns = str(row.get("namespace") or default_ns or obs.arguments.get("namespace") or "")
-        pod = facts.pods.get((ns, str(row.get("name"))))
-        if pod is None:
-            pod = shapes.Pod(ns, str(row.get("name")))
-            facts.pods[(ns, pod.name)] = pod
+        name = str(row.get("name"))
+        pod = facts.pods.setdefault((ns, name), shapes.Pod(ns, name))
         pod.status = str(row.get("status") or "")
         pod.ready = str(row.get("ready") or "")
         pod.restarts = as_int(row.get("restarts"))
@@ -134,8 +132,7 @@ def read_describe(obs: Observation, facts: Facts) -> None:
     data = obs.data
     ns = str(data.get("namespace") or obs.arguments.get("namespace") or "")
     name = str(data.get("name") or "")
-    pod = facts.pods.get((ns, name)) or shapes.Pod(ns, name)
-    facts.pods[(ns, name)] = pod
+    pod = facts.pods.setdefault((ns, name), shapes.Pod(ns, name))
     pod.status = str(data.get("status") or pod.status)
     pod.ready = str(data.get("ready") or pod.ready)
     pod.restarts = as_int(data.get("restarts"), pod.restarts)
@@ -320,11 +317,6 @@ def read_signals(obs: Observation, facts: Facts) -> None:
     facts.signals[ref] = shapes.Signals(
         ns, name, as_strs(data.get("abnormal")),
         {k: v for k, v in signals.items() if isinstance(v, dict)}, obs)
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
 
 
 def read_metric_query(obs: Observation, facts: Facts) -> None:

@@ -60,8 +60,7 @@ def reflect(transcript: Sequence[Message], diagnosis: Diagnosis | None = None,
     else:
         parts.append("The previous attempt ended without a diagnosis"
                      + (f": {feedback.strip()}" if feedback.strip() else "") + ".")
-    ranked = rank(run_detectors(facts, scope), scope, facts,
-                  rejected=rejected)
+    ranked = rank(run_detectors(facts, scope), scope, facts, rejected=rejected)
     rivals = [c for c in ranked[:2] if c.score >= 0.15]
     if rivals:
         parts.append("What was missed: the evidence also supports " + "; ".join(

@@ -71,11 +71,8 @@ class Scope:
 
     def weight(self, namespace: str, name: str = "") -> float:
         """How strongly the report points at this object (0 when it does not)."""
-        best = 0.0
-        for ref, strength in self.workloads.items():
-            if ref.namespace == namespace and ref.name == name:
-                best = max(best, strength)
-        return max(best, NAMESPACE_ONLY * self.namespaces.get(namespace, 0.0))
+        named = (s for r, s in self.workloads.items() if (r.namespace, r.name) == (namespace, name))
+        return max(0.0, *named, NAMESPACE_ONLY * self.namespaces.get(namespace, 0.0))
 
     @property
     def primary(self) -> list[Ref]:

@@ -185,9 +185,7 @@ def event_workload(facts: Facts, event: Event) -> Ref | None:
 
 def level_of(pattern: LogPattern) -> str:
     """The dominant level of a pattern ("" if unknown)."""
-    if not pattern.levels:
-        return ""
-    return max(pattern.levels.items(), key=lambda kv: kv[1])[0].lower()
+    return max(pattern.levels.items(), key=lambda kv: kv[1], default=("", 0))[0].lower()
 
 
 def predates(pattern_first: datetime | None, onset: datetime | None,
@@ -197,8 +195,7 @@ def predates(pattern_first: datetime | None, onset: datetime | None,
 
 
 def first_of(values: Sequence[datetime | None]) -> datetime | None:
-    present = [v for v in values if v is not None]
-    return min(present) if present else None
+    return min((v for v in values if v is not None), default=None)
 
 
 def signal_change(facts: Facts, ref: Ref) -> datetime | None:
@@ -206,13 +203,9 @@ def signal_change(facts: Facts, ref: Ref) -> datetime | None:
     signals = facts.signals_of(ref)
     if signals is None:
         return None
-    moments = []
-    for name in ("requests", "latency"):
-        signal = signals.get(name)
-        change = signal.get("change")
-        if signal.get("abnormal") and isinstance(change, dict):
-            moments.append(parse_stamp(change.get("at")))
-    return first_of(moments)
+    changes = [signals.get(name).get("change") for name in ("requests", "latency")
+               if signals.get(name).get("abnormal")]
+    return first_of([parse_stamp(c.get("at")) for c in changes if isinstance(c, dict)])
 
 
 def stamp(moment: datetime) -> str:

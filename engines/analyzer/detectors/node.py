@@ -40,16 +40,11 @@ def condition_taints(message: str) -> list[str]:
 
 def nodes_under(facts: Facts, taint: str) -> list[str]:
     """The known nodes that carry this condition taint or report its condition."""
-    condition = CONDITION_TAINTS[taint]
-    found = []
-    for name, node in facts.nodes.items():
-        if condition == "NotReady":
-            hit = node.ready != "True"
-        else:
-            hit = any(condition.lower() in p.lower() for p in node.problems)
-        if hit or any(taint in t.lower() for t in node.taints):
-            found.append(name)
-    return sorted(found)
+    condition = CONDITION_TAINTS[taint].lower()
+    return sorted(name for name, node in facts.nodes.items()
+                  if any(taint in mark.lower() for mark in node.taints)
+                  or (node.ready != "True" if condition == "notready"
+                      else any(condition in problem.lower() for problem in node.problems)))
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:

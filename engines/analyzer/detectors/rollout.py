@@ -50,12 +50,9 @@ def _lag(created: datetime, moment: datetime | None) -> float:
 
 def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
     """Error templates of this workload that first appeared after the rollout."""
-    found = []
-    for pattern in facts.patterns:
-        if pattern.first is None or pattern.count < 3 or t.level_of(pattern) not in ERROR_LEVELS:
-            continue
-        if ref in t.pattern_workloads(pattern, facts)[:1] and _aligned(created, pattern.first):
-            found.append(pattern)
+    found = [p for p in facts.patterns if p.first is not None and p.count >= 3
+             and t.level_of(p) in ERROR_LEVELS and ref in t.pattern_workloads(p, facts)[:1]
+             and _aligned(created, p.first)]
     return sorted(found, key=lambda p: -p.count)
 
 
@@ -261,10 +258,8 @@ def _ago(now: datetime, then: datetime) -> str:
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
-    found = []
-    for rollout in facts.rollouts.values():
-        if (entry := _candidate(facts, scope, rollout)) is not None:
-            found.append(entry)
+    found = [entry for rollout in facts.rollouts.values()
+             if (entry := _candidate(facts, scope, rollout)) is not None]
     for entry in found:
         ref = entry.culprit
         entry.follow(t.SIGNALS, ref.workload_args,
