@@ -25,8 +25,7 @@ def parse_stamp(value: Any) -> datetime | None:
     """The first RFC 3339 time in a value such as "2026-11-30T09:58:00Z (2m ago)"."""
     if isinstance(value, datetime):
         return value
-    match = _STAMP.search(str(value or ""))
-    if match is None:
+    if (match := _STAMP.search(str(value or ""))) is None:
         return None
     return datetime.fromisoformat(match.group(0).replace("Z", "+00:00"))
 

@@ -101,8 +101,7 @@ class AnalyzerHypotheses:
             if h.state == "refuted":
                 scored.append(h)
                 continue
-            candidate = by_id.get(h.id)
-            if candidate is None:
+            if (candidate := by_id.get(h.id)) is None:
                 if request.constraint_set.rules_out(h.category, h.culprit.name):
                     why = HUMAN_RULED_OUT
                 elif h.id in doubted_ids:

@@ -273,8 +273,7 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
 def _slowed_on_its_own(facts: Facts, ref: Ref) -> bool:
     """Slower or failing, yet not throttled by its own CPU limit: something may be taking
     the CPU of its nodes."""
-    signals = facts.signals_of(ref)
-    if signals is None or signals.get("cpu").get("abnormal"):
+    if (signals := facts.signals_of(ref)) is None or signals.get("cpu").get("abnormal"):
         return False
     return any(signals.get(n).get("abnormal") for n in ("latency", "requests"))
 

@@ -200,8 +200,7 @@ def first_of(values: Sequence[datetime | None]) -> datetime | None:
 
 def signal_change(facts: Facts, ref: Ref) -> datetime | None:
     """When the workload's 5xx ratio or latency turned abnormal, per its metrics."""
-    signals = facts.signals_of(ref)
-    if signals is None:
+    if (signals := facts.signals_of(ref)) is None:
         return None
     changes = [signals.get(name).get("change") for name in ("requests", "latency")
                if signals.get(name).get("abnormal")]

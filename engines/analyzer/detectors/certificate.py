@@ -111,8 +111,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             entries = _refused(found, facts, sighting, graph, weight)
             clients.update(e.culprit for e in entries if e.culprit != logger)
         else:
-            server = next(iter(_servers(text, logger, facts)), None)
-            if server is None:
+            if (server := next(iter(_servers(text, logger, facts)), None)) is None:
                 unnamed.append((sighting, weight))
                 outside.update(h for h, _ in hosts_in(text) if resolve(
                     h, "", logger.namespace, facts).external)
@@ -149,8 +148,7 @@ def _unnamed(found: dict[Ref, Candidate], facts: Facts, unnamed: list[tuple[Sigh
         logger = sighting.workload
         tiers = [sorted((s for s in group if s != logger), key=str) for group in
                  ([s for s in named | alerted if logger in graph.get(s, ())], named, alerted)]
-        server = next((tier[0] for tier in tiers if len(tier) == 1), None)
-        if server is None:
+        if (server := next((tier[0] for tier in tiers if len(tier) == 1), None)) is None:
             entry = _clue(found, logger, sighting, weight, f"{logger.name} logs "
                           f"{sighting.quote[:90]!r}", f"tls-{logger.name}")
         else:
@@ -243,13 +241,9 @@ def _clue(found: dict[Ref, Candidate], culprit: Ref, sighting: Sighting, weight:
 
 def _servers(text: str, logger: Ref, facts: Facts) -> list[Ref]:
     """The in-cluster workloads behind the hosts a line names (the servers it calls)."""
-    found = []
-    for host, port in hosts_in(text):
-        target = behind_ingress(resolve(host, port, logger.namespace, facts), facts)
-        ref = target_workload(target, facts)
-        if ref is not None and ref not in found:
-            found.append(ref)
-    return found
+    found = [target_workload(behind_ingress(resolve(host, port, logger.namespace, facts), facts),
+                             facts) for host, port in hosts_in(text)]
+    return list(dict.fromkeys(ref for ref in found if ref is not None))
 
 
 def _clients(text: str, server: Ref, facts: Facts,
@@ -257,14 +251,10 @@ def _clients(text: str, server: Ref, facts: Facts,
     """The clients whose certificate a server refuses: by the subject the line names, by the
     pod IP it came from, else the server's callers that themselves log TLS trouble (or the
     one caller whose calls to it fail)."""
-    named = []
-    for subject in _SUBJECT.findall(text):
-        target = resolve(subject, "", server.namespace, facts)
-        ref = target_workload(target, facts) or next(
-            (r for r in facts.workloads if r.name == subject.lower()), None)
-        if ref is not None and ref != server and ref not in named:
-            named.append(ref)
-    if named:
+    named = [target_workload(resolve(subject, "", server.namespace, facts), facts) or next(
+        (r for r in facts.workloads if r.name == subject.lower()), None)
+        for subject in _SUBJECT.findall(text)]
+    if named := list(dict.fromkeys(r for r in named if r is not None and r != server)):
         return named, "name"
     at = [ref for ip in _PEER_IP.findall(text) if (ref := workload_at(ip, facts))]
     if at:

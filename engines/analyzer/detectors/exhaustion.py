@@ -117,8 +117,7 @@ def _clients(rows: list[MetricRow]) -> dict[str, float]:
     """Connections now held by each client (summed over states and databases)."""
     held: dict[str, float] = {}
     for row in rows:
-        name = next((row.labels[k] for k in CLIENT_LABELS if row.labels.get(k)), "")
-        if name:
+        if name := next((row.labels[k] for k in CLIENT_LABELS if row.labels.get(k)), ""):
             held[name] = held.get(name, 0.0) + row.last
     return held
 

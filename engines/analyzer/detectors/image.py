@@ -67,8 +67,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             continue
         if "image" not in event.message.lower():
             continue
-        owner = t.event_workload(facts, event)
-        if owner is None:
+        if (owner := t.event_workload(facts, event)) is None:
             continue
         messages.setdefault(owner, []).append(event.message)
         candidate(owner).add(0.45, event.message[:140], (event.message[:60],), event.source,

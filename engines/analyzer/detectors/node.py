@@ -72,8 +72,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                     event.source, t.EVENT_TOOLS, f"node-event-{event.reason}"))
         elif event.reason in ("Evicted", "Evicting", "TaintManagerEviction", "NodeNotReady") or (
                 event.reason == "Preempting" and "node" in event.message.lower()):
-            host = _node_of(facts, event.namespace, event.name)
-            if host is None:
+            if (host := _node_of(facts, event.namespace, event.name)) is None:
                 continue
             entry = candidate(host)
             entry.add(0.35, f"pods evicted from {host}: {event.message[:80]}",
@@ -107,8 +106,7 @@ def _blocked_pods(facts: Facts, found: dict[str, Candidate]) -> None:
         ref = t.event_workload(facts, event)
         for taint in condition_taints(event.message):
             for name in nodes_under(facts, taint):
-                entry = found.get(name)
-                if entry is None or not entry.clues or ref is None:
+                if (entry := found.get(name)) is None or not entry.clues or ref is None:
                     continue
                 entry.affects += (ref,)
                 entry.clues.append(Clue(0.2, f"{ref.name} cannot be scheduled: {name} carries "

@@ -51,7 +51,6 @@ def _killed_on_time(pod: Pod, container: Container) -> Clue | None:
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
     kinds: dict[Ref, set[str]] = {}
-
     seen: dict[Ref, list[datetime]] = {}
     answers: dict[Ref, set[str]] = {}
 
@@ -65,8 +64,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                      None)
         if probe is None:
             continue
-        ref = t.event_workload(facts, event)
-        if ref is None:
+        if (ref := t.event_workload(facts, event)) is None:
             continue
         kinds.setdefault(ref, set()).add(probe)
         if event.reason == "Killing" and not message:

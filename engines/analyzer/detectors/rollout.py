@@ -110,10 +110,9 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     if current is None or current.created is None:
         return None
     sibling = None
-    if previous is None and not _updated_in_place(rollout, current):
-        sibling = _stable_sibling(facts, rollout, current)
-        if sibling is None:
-            return None
+    if previous is None and not _updated_in_place(rollout, current) and (
+            sibling := _stable_sibling(facts, rollout, current)) is None:
+        return None
     if facts.now - current.created > FRESH:
         return None
     ref = rollout.ref
@@ -179,8 +178,7 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
 def _cpu_appetite(facts: Facts, ref: Ref, created: datetime) -> Clue | None:
     """The new revision's pods use several times the CPU the old ones did: a change that
     costs its nodes' other pods their CPU, with or without a limit of its own."""
-    signals = facts.signals_of(ref)
-    if signals is None:
+    if (signals := facts.signals_of(ref)) is None:
         return None
     cpu = signals.get("cpu")
     jump = cpu.get("usage_per_pod_change")

@@ -52,8 +52,7 @@ def _unschedulable(facts: Facts) -> list[Candidate]:
     for event in t.recent_events(facts, reason="FailedScheduling"):
         if t.phrase_in(event.message, QUOTA_WORDS):
             continue
-        ref = t.event_workload(facts, event)
-        if ref is None:
+        if (ref := t.event_workload(facts, event)) is None:
             continue
         entry = found.setdefault(ref, Candidate("unschedulable", ref))
         reasons.setdefault(ref, event.message)
@@ -77,8 +76,8 @@ def _unschedulable(facts: Facts) -> list[Candidate]:
             found[ref].add(0.2, f"{pending} pod(s) Pending", ("Pending",), workload.source,
                            (t.WORKLOADS,), "pending-rollup")
     for ref, entry in found.items():
-        faulty = sorted({n for t in condition_taints(reasons.get(ref, ""))
-                         for n in nodes_under(facts, t)})
+        faulty = sorted({node for taint in condition_taints(reasons.get(ref, ""))
+                         for node in nodes_under(facts, taint)})
         if faulty:
             entry.demote(0.5, f"node {', '.join(faulty)} refuses pods because of its own "
                          "condition: a node failure")
@@ -94,8 +93,7 @@ def _quota(facts: Facts) -> list[Candidate]:
         if not t.phrase_in(event.message, QUOTA_WORDS) or event.reason not in (
                 "FailedCreate", "FailedScheduling", "FailedCreatePodSandBox", "Forbidden"):
             continue
-        ref = t.event_workload(facts, event)
-        if ref is None:
+        if (ref := t.event_workload(facts, event)) is None:
             continue
         entry = found.setdefault(ref, Candidate("quota_exceeded", ref))
         entry.add(0.65, event.message[:160], (event.message[:60], event.reason), event.source,
