@@ -29,8 +29,7 @@ def gather_evidence(candidate: Candidate, observations: Sequence[Observation]) -
     found: list[Evidence] = []
     seen: set[str] = set()
     for clue in sorted(candidate.clues, key=lambda c: -c.weight):
-        needles = [n for n in clue.needles if n and n.strip()]
-        if not needles:
+        if not (needles := [n for n in clue.needles if n and n.strip()]):
             continue
         evidence = quote_in(clue.observation, needles) if clue.observation else None
         if evidence is None:
@@ -107,8 +106,7 @@ def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Obse
         return _unknown(ranked[:3], observations, facts, scope, sure)
     culprit = best.culprit
     summary = (f"{name(culprit)}: {CATEGORY_WORDS[best.category]}. {best.headline}.")
-    others = [c for c in ranked[1:3] if c.score >= 0.25]
-    if others:
+    if others := [c for c in ranked[1:3] if c.score >= 0.25]:
         summary += " Weaker explanations considered: " + "; ".join(
             f"{CATEGORY_WORDS[c.category]} in {name(c.culprit)}"
             + (f" ({c.demoted_because[0]})" if c.demoted_because else "") for c in others) + "."

@@ -121,8 +121,7 @@ def _relays(facts: Facts) -> list[tuple[Ref, Ref]]:
             own.append((text, owners[0], pattern.first))
     found: list[tuple[Ref, Ref]] = []
     for pattern in facts.patterns:
-        owners = pattern_workloads(pattern, facts)
-        if not owners:
+        if not (owners := pattern_workloads(pattern, facts)):
             continue
         line = pattern.template.lower()
         for text, origin, first in own:

@@ -124,10 +124,9 @@ class AnalyzerHypotheses:
     async def merge(self, request: ModelRequest,
                     partials: Sequence[Diagnosis]) -> Diagnosis | None:
         transcript, facts, scope, ranked, doubted = analyse(request)
-        if not ranked:
-            known = [d for d in partials if d.category != "unknown"]
-            if known:
-                return max(known, key=lambda d: d.confidence)
+        known = [d for d in partials if d.category != "unknown"]
+        if not ranked and known:
+            return max(known, key=lambda d: d.confidence)
         arguments, _ = diagnosis_arguments(ranked, transcript.observations, facts, scope,
                                            doubted)
         return Diagnosis.model_validate(arguments)

@@ -255,8 +255,7 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
         if node.ready != "True" or node.problems:
             box.call(t.PODS, {"node": name}, f"pods on node {name}")
     neighbours(box, facts, scope, ranked)
-    slowed = [r for r in targets[:2] if _slowed_on_its_own(facts, r)]
-    if slowed:
+    if slowed := [r for r in targets[:2] if _slowed_on_its_own(facts, r)]:
         box.call(t.METRICS, {"metric": CPU_USAGE, "since": "1h", "limit": 12},
                  f"see what else uses the CPU of the nodes {slowed[0].name} runs on")
     for ref in _cpu_hungry(facts, set(targets)):
@@ -337,8 +336,7 @@ def evidence_calls(box: Toolbox, candidate: Candidate, quoted: int) -> None:
     for clue in candidate.clues[:3]:
         tool = clue.observation.tool if clue.observation else (clue.tools or ("",))[0]
         if tool in (t.LOG_PATTERNS, t.LOG_SEARCH):
-            words = " ".join(w for w in clue.needles[0].split()[:4] if w.isalnum())
-            if words:
+            if words := " ".join(w for w in clue.needles[0].split()[:4] if w.isalnum()):
                 box.call(t.LOG_SEARCH, {"text": words, "namespace": ref.namespace or None,
                                         "limit": 5}, "quote the log lines behind it")
         elif tool in (t.WORKLOADS, t.PODS, t.EVENTS) and ref.kind in (*ROLLING, *t.BATCH):

@@ -42,8 +42,7 @@ def cut_quote(content: str, needle: str, *, max_chars: int = MAX_QUOTE) -> str |
     """The whole line or value of `content` that holds `needle`, or None."""
     if not needle.strip():
         return None
-    found = _matches(content, needle)
-    if not found:
+    if not (found := _matches(content, needle)):
         return None
     match = found[0]
     quote = widen_span(content, Located(match.start(), match.end()), max_chars,

@@ -232,8 +232,7 @@ def read_ingresses(obs: Observation, facts: Facts) -> None:
     for row in as_dicts(obs.data.get("ingresses")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         for route in as_strs(row.get("routes")):
-            match = _ROUTE.match(route)
-            if match and ns:
+            if (match := _ROUTE.match(route)) and ns:
                 facts.ingress_hosts.setdefault(match.group(1).lower(), (ns, match.group(2)))
 
 

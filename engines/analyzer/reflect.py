@@ -61,8 +61,7 @@ def reflect(transcript: Sequence[Message], diagnosis: Diagnosis | None = None,
         parts.append("The previous attempt ended without a diagnosis"
                      + (f": {feedback.strip()}" if feedback.strip() else "") + ".")
     ranked = rank(run_detectors(facts, scope), scope, facts, rejected=rejected)
-    rivals = [c for c in ranked[:2] if c.score >= 0.15]
-    if rivals:
+    if rivals := [c for c in ranked[:2] if c.score >= 0.15]:
         parts.append("What was missed: the evidence also supports " + "; ".join(
             f"{CATEGORY_WORDS[c.category]} in {name(c.culprit)} ({c.headline[:100]})"
             for c in rivals) + ".")

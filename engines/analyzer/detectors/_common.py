@@ -93,8 +93,7 @@ def snippet(text: str, phrase: str, width: int = 70) -> str:
     index = line.lower().find(phrase.lower())
     if index < 0:
         return phrase
-    start = max(0, index - width // 3)
-    if start:
+    if start := max(0, index - width // 3):
         space = line.find(" ", start, index)
         start = space + 1 if space >= 0 else start
     end = min(len(line), index + len(phrase) + width)

@@ -45,8 +45,7 @@ def sightings(facts: Facts, scope: Scope, phrases: Sequence[str],
             phrase = find(pattern.text)
         if phrase is None or (exclude and t.phrase_in(pattern.text, exclude)):
             continue
-        owners = t.pattern_workloads(pattern, facts)
-        if not owners:
+        if not (owners := t.pattern_workloads(pattern, facts)):
             continue
         factor, why = _factor(facts, scope, pattern, owners[0])
         quote = t.snippet(pattern.example or pattern.template, phrase)

@@ -157,8 +157,7 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     for pattern in facts.patterns:
         text = f"{pattern.example} {pattern.template}"
         hosts = hosts_in(text)
-        owners = pattern_workloads(pattern, facts)
-        if not owners:
+        if not (owners := pattern_workloads(pattern, facts)):
             continue
         caller = owners[0]
         if resolvers and phrase_in(pattern.text, RESOLUTION_FAILURES):  # the resolver is called

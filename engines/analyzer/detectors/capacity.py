@@ -97,8 +97,7 @@ def _autoscaling(facts: Facts) -> list[Candidate]:
                                                               else ""),
                                 (*tuple(p[:60] for p in limited), f"max: {hpa.maximum}"),
                                 hpa.source, (t.AUTOSCALERS,), "hpa-max"))
-        above = [p for p in hpa.problems if "above target" in p]
-        if above:
+        if above := [p for p in hpa.problems if "above target" in p]:
             entry.add(0.3, above[0][:100], (above[0][:50],), hpa.source, (t.AUTOSCALERS,),
                       "hpa-above")
         if hpa.desired > (hpa.maximum or 0):

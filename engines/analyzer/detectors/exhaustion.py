@@ -135,8 +135,7 @@ def _holder(facts: Facts, victims: tuple[Ref, ...]) -> Candidate | None:
         rows = facts.metric_rows.get(metric) or []
         held = _clients(rows)
         total = sum(held.values())
-        ranked = sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))
-        if not ranked or total <= 0:
+        if not (ranked := sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))) or total <= 0:
             continue
         client, count = ranked[0]
         runner = ranked[1][1] if len(ranked) > 1 else 0.0
@@ -146,8 +145,7 @@ def _holder(facts: Facts, victims: tuple[Ref, ...]) -> Candidate | None:
         source = next((r.source for r in rows if client in r.labels.values()), None)
         servers = {facts.workload_of_pod(r.labels.get("namespace", ""), r.labels.get("pod", ""))
                    for r in rows}
-        victims = tuple(v for v in victims if v not in servers and v != ref)
-        if not victims:
+        if not (victims := tuple(v for v in victims if v not in servers and v != ref)):
             continue
         entry = Candidate("resource_exhaustion", ref, affects=victims)
         entry.clues.append(Clue(0.6, f"{client} holds {count:g} of the {total:g} connections "

@@ -55,8 +55,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             candidate(ref).add(0.6, f"pod {pod.name} is {pod.status}", (pod.status,), pod.source,
                                (t.PODS,), "pull-row")
     for ref, workload in facts.workloads.items():
-        pulling = sum(n for s, n in workload.statuses.items() if s in PULL_STATES)
-        if pulling:
+        if pulling := sum(n for s, n in workload.statuses.items() if s in PULL_STATES):
             candidate(ref).add(0.55, f"{pulling} pod(s) cannot pull their image",
                                tuple(s for s in workload.statuses if s in PULL_STATES),
                                workload.source, (t.WORKLOADS,), "pull-rollup")

@@ -59,8 +59,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                 ("NotReady since", f"ready: '{node.ready}'"), node.source,
                                 (t.NODES,), "notready")
         for problem in node.problems:
-            kind = t.phrase_in(problem, PRESSURES)
-            if kind:
+            if kind := t.phrase_in(problem, PRESSURES):
                 candidate(name).add(0.5, f"node {name} reports {kind}", (problem[:60], kind),
                                     node.source, (t.NODES,), f"pressure-{kind}")
     for event in t.recent_events(facts):

@@ -113,11 +113,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             _weaken(entry, 0.6, f"the probe only relays the application's own errors "
                     f"({error.template[:60]})")
         rollout = facts.rollout_of(ref)
-        if rollout is not None:
-            changed = [c for c in rollout.changes if " probe " in f" {c} "]
-            if changed:
-                entry.add(0.35, f"the latest revision changed it: {changed[0]}", (changed[0][:60],),
-                          rollout.source, (t.ROLLOUT,), "probe-change")
+        changed = [c for c in rollout.changes if " probe " in f" {c} "] if rollout else []
+        if rollout is not None and changed:
+            entry.add(0.35, f"the latest revision changed it: {changed[0]}", (changed[0][:60],),
+                      rollout.source, (t.ROLLOUT,), "probe-change")
         which = " and ".join(sorted(kinds.get(ref, {"readiness"}))).lower()
         entry.fix = (f"Fix the {which} probe of {ref.kind} {ref.namespace}/{ref.name}: point it "
                      "at the path and port the application serves, and give it an initial delay "
@@ -149,8 +148,7 @@ def _while_starting(pod: Pod) -> bool | None:
     """Whether the pod's probe failures all came within its containers' start-up (None when
     it has none)."""
     started = [c.running_since for c in pod.containers if c.running_since and c.ready]
-    failures = [e.last for e in pod.events if e.reason == "Unhealthy" and e.last]
-    if not failures:
+    if not (failures := [e.last for e in pod.events if e.reason == "Unhealthy" and e.last]):
         return None
     return bool(started) and max(failures) <= max(started) + STARTUP
 

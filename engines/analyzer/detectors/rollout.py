@@ -139,8 +139,7 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                                     "on the same nodes slowed right after it",
                                     ("p99 rose", "5xx ratio rose"), appetite.observation,
                                     (t.SIGNALS,), "starved-neighbours"))
-    errors = _new_errors(facts, ref, current.created)
-    if errors:
+    if errors := _new_errors(facts, ref, current.created):
         top = errors[0]
         quote = t.snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
         weight = 0.4 * _lag(current.created, top.first)
@@ -222,8 +221,7 @@ def _stable_sibling(facts: Facts, rollout: Rollout, current: Revision) -> Rollou
     """A canary: a new workload with a single revision that runs another version of the
     image an older workload of its namespace serves (beside it, behind the same Service).
     The older workload's revision is the previous one to compare with."""
-    mine = {_repository(i): i for i in current.images}
-    if not mine:
+    if not (mine := {_repository(i): i for i in current.images}):
         return None
     for other in sorted(facts.rollouts.values(), key=lambda r: str(r.ref)):
         theirs = other.current
