@@ -48,10 +48,9 @@ def _throttling(facts: Facts, scope: Scope) -> list[Candidate]:
         if not (cpu.get("abnormal") and (ratio >= 0.2 or peak >= 0.4 or after >= 0.25)):
             continue
         entry = Candidate("cpu_throttling", ref)
-        entry.clues.append(Clue(0.45 if max(ratio, after) >= 0.25 or peak >= 0.5 else 0.3,
-                                str(cpu.get("why")),
-                                ("CPU throttling rose", "CPU periods throttled",
-                                 "throttled_ratio"), signals.source, (t.SIGNALS,), "throttled"))
+        entry.add(0.45 if max(ratio, after) >= 0.25 or peak >= 0.5 else 0.3, str(cpu.get("why")),
+                  ("CPU throttling rose", "CPU periods throttled", "throttled_ratio"),
+                  signals.source, (t.SIGNALS,), "throttled")
         latency = signals.get("latency")
         lookups = failing_callers(facts, scope, ref) if not latency.get("abnormal") else []
         if lookups:  # a DNS server's latency is its callers' lookups timing out
@@ -92,11 +91,10 @@ def _autoscaling(facts: Facts) -> list[Candidate]:
         entry = Candidate("autoscaling_limit", target)
         limited = [p for p in hpa.problems if "ScalingLimited" in p or "TooManyReplicas" in p]
         weight = 0.55 if limited else 0.2
-        entry.clues.append(Clue(weight, f"HorizontalPodAutoscaler {name} is at its maximum of "
-                                f"{hpa.maximum} replicas" + (f": {limited[0][:80]}" if limited
-                                                              else ""),
-                                (*tuple(p[:60] for p in limited), f"max: {hpa.maximum}"),
-                                hpa.source, (t.AUTOSCALERS,), "hpa-max"))
+        entry.add(weight, f"HorizontalPodAutoscaler {name} is at its maximum of {hpa.maximum} "
+                  "replicas" + (f": {limited[0][:80]}" if limited else ""),
+                  (*tuple(p[:60] for p in limited), f"max: {hpa.maximum}"), hpa.source,
+                  (t.AUTOSCALERS,), "hpa-max")
         if above := [p for p in hpa.problems if "above target" in p]:
             entry.add(0.3, above[0][:100], (above[0][:50],), hpa.source, (t.AUTOSCALERS,),
                       "hpa-above")

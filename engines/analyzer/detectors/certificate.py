@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.candidates import Candidate, Followup
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._logs import Sighting, sightings
 from engines.analyzer.detectors._targets import (
@@ -177,9 +177,8 @@ def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,
         entry.affects += (server,)
         if how != "caller" and (calls := _calls(facts, client, server)) is not None:
             pattern, quote = calls
-            entry.clues.append(Clue(0.3, f"{client.name}'s calls to {server.name} fail: "
-                                    f"{quote[:80]!r}", (quote,), pattern.source, t.LOG_TOOLS,
-                                    f"tls-calls-{server.name}"))
+            entry.add(0.3, f"{client.name}'s calls to {server.name} fail: {quote[:80]!r}",
+                      (quote,), pattern.source, t.LOG_TOOLS, f"tls-calls-{server.name}")
         entries.append(entry)
     if not entries:
         entry = _clue(found, server, sighting, weight, f"{server.name} logs "

@@ -148,11 +148,10 @@ def _holder(facts: Facts, victims: tuple[Ref, ...]) -> Candidate | None:
         if not (victims := tuple(v for v in victims if v not in servers and v != ref)):
             continue
         entry = Candidate("resource_exhaustion", ref, affects=victims)
-        entry.clues.append(Clue(0.6, f"{client} holds {count:g} of the {total:g} connections "
-                                f"the database has ({count / total:.0%}), while "
-                                f"{' and '.join(v.name for v in victims[:2])} "
-                                f"{'is' if len(victims) == 1 else 'are'} refused",
-                                (client, metric), source, (METRICS,), "holds-connections"))
+        entry.add(0.6, f"{client} holds {count:g} of the {total:g} connections the database has "
+                  f"({count / total:.0%}), while {' and '.join(v.name for v in victims[:2])} "
+                  f"{'is' if len(victims) == 1 else 'are'} refused", (client, metric), source,
+                  (METRICS,), "holds-connections")
         grew = [r for r in rows if client in r.labels.values() and r.change_at is not None
                 and (r.after or 0.0) > (r.before or 0.0)]
         if grew or any(r.maximum > r.mean * 1.2 for r in rows if client in r.labels.values()):

@@ -6,7 +6,7 @@ Signals: containers waiting in ErrImagePull / ImagePullBackOff / InvalidImageNam
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.candidates import Candidate
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
@@ -42,9 +42,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         for container in pod.containers:
             if container.waiting in PULL_STATES:
                 entry = candidate(ref)
-                entry.clues.append(Clue(0.7, f"container {container.name} is waiting in "
-                                        f"{container.waiting}", (container.waiting,),
-                                        pod.described, (t.DESCRIBE, t.PODS), "pull-state"))
+                entry.add(0.7, f"container {container.name} is waiting in {container.waiting}",
+                          (container.waiting,), pod.described, (t.DESCRIBE, t.PODS), "pull-state")
                 images[ref] = container.image
                 if container.waiting_message:
                     messages.setdefault(ref, []).append(container.waiting_message)

@@ -65,10 +65,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     for event in t.recent_events(facts):
         if event.kind == "Node" and (event.reason in NODE_REASONS or event.type == "Warning"):
             if event.name in found or event.reason in NODE_REASONS:
-                candidate(event.name).clues.append(Clue(
-                    0.3, f"{event.reason} on node {event.name}", (event.message[:60],
-                                                                  event.reason),
-                    event.source, t.EVENT_TOOLS, f"node-event-{event.reason}"))
+                candidate(event.name).add(0.3, f"{event.reason} on node {event.name}",
+                                          (event.message[:60], event.reason), event.source,
+                                          t.EVENT_TOOLS, f"node-event-{event.reason}")
         elif event.reason in ("Evicted", "Evicting", "TaintManagerEviction", "NodeNotReady") or (
                 event.reason == "Preempting" and "node" in event.message.lower()):
             if (host := _node_of(facts, event.namespace, event.name)) is None:

@@ -48,11 +48,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 continue
             recent = t.is_recent(container.last_finished, facts.now)
             entry = candidate(ref, container)
-            entry.clues.append(Clue(
-                0.75 if recent else 0.3,
-                f"container {container.name} was OOMKilled (exit 137)"
-                + ("" if recent else ", but hours ago"),
-                ("OOMKilled", "exit_code: 137"), pod.described, (t.DESCRIBE,), "oom-state"))
+            entry.add(0.75 if recent else 0.3,
+                      f"container {container.name} was OOMKilled (exit 137)"
+                      + ("" if recent else ", but hours ago"), ("OOMKilled", "exit_code: 137"),
+                      pod.described, (t.DESCRIBE,), "oom-state")
             if limit := container.limits.get("memory"):
                 entry.add(0.05, f"memory limit {limit}",
                           (f"limits: … memory: {limit}", f"memory: {limit}"), pod.described,
@@ -65,11 +64,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if kills and (workload.restarts or ref.kind in t.BATCH):  # a Job's pods do not restart
             weight = 0.45 if workload.unhealthy_pods else 0.15
             entry = candidate(ref)
-            entry.clues.append(Clue(
-                weight, f"{kills} pod(s) last exited OOMKilled"
-                + (f", {workload.restarts} restarts" if workload.restarts else ""),
-                ("last_exit_reasons: {OOMKilled", "OOMKilled"), workload.source,
-                (t.WORKLOADS,), "oom-rollup"))
+            entry.add(weight, f"{kills} pod(s) last exited OOMKilled"
+                      + (f", {workload.restarts} restarts" if workload.restarts else ""),
+                      ("last_exit_reasons: {OOMKilled", "OOMKilled"), workload.source,
+                      (t.WORKLOADS,), "oom-rollup")
     for ref, workload in facts.workloads.items():
         failed = [p for p in workload.problems if "failed" in p.lower()]
         if ref.kind == "Job" and failed and t.oom_job(facts, ref):

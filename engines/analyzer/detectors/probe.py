@@ -93,9 +93,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                            "probe-killing")
         for container in pod.containers:
             if container.running_since and container.ready is False:
-                found[ref].clues.append(Clue(0.2, f"container {container.name} runs but is not "
-                                             "Ready", ("ready: false",), pod.described,
-                                             (t.DESCRIBE,), "not-ready"))
+                found[ref].add(0.2, f"container {container.name} runs but is not Ready",
+                               ("ready: false",), pod.described, (t.DESCRIBE,), "not-ready")
             if container.last_exit in (137, 143) and container.last_reason != "OOMKilled":
                 found[ref].clues.append(Clue(
                     0.25, f"container {container.name} was killed (exit {container.last_exit}), "

@@ -125,20 +125,17 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                if signals.get(n).get("abnormal")]
         when = "right after it" if lag == 1.0 else \
             f"{_ago(moment or facts.now, current.created)} after it"
-        entry.clues.append(Clue(0.45 * lag, f"{when}, {why[0]}" if why else
-                                f"errors rose {when}",
-                                ("5xx ratio rose", "p99 rose"), signals.source, (t.SIGNALS,),
-                                "aligned-metrics"))
+        entry.add(0.45 * lag, f"{when}, {why[0]}" if why else f"errors rose {when}",
+                  ("5xx ratio rose", "p99 rose"), signals.source, (t.SIGNALS,), "aligned-metrics")
     elif sibling is not None and (clue := _against_sibling(facts, ref, sibling)) is not None:
         entry.clues.append(clue)
     if (appetite := _cpu_appetite(facts, ref, current.created)) is not None:
         entry.clues.append(appetite)
         if neighbours := _starved_neighbours(facts, rollout, current.created):
             entry.affects = neighbours
-            entry.clues.append(Clue(0.3, f"{' and '.join(n.name for n in neighbours[:2])} "
-                                    "on the same nodes slowed right after it",
-                                    ("p99 rose", "5xx ratio rose"), appetite.observation,
-                                    (t.SIGNALS,), "starved-neighbours"))
+            entry.add(0.3, f"{' and '.join(n.name for n in neighbours[:2])} "
+                      "on the same nodes slowed right after it", ("p99 rose", "5xx ratio rose"),
+                      appetite.observation, (t.SIGNALS,), "starved-neighbours")
     if errors := _new_errors(facts, ref, current.created):
         top = errors[0]
         quote = t.snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
