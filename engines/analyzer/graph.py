@@ -113,21 +113,17 @@ def build_graph(facts: Facts, candidates: Iterable[Candidate] = (),
 def _relays(facts: Facts) -> list[tuple[Ref, Ref]]:
     """(caller, callee) where the caller's log lines repeat the callee's own error, which
     the callee said no later: the caller only passes on what it was answered."""
-    own: list[tuple[str, Ref, datetime | None]] = []
-    for pattern in facts.patterns:
-        owners = pattern_workloads(pattern, facts)
-        text = _LEVEL.sub("", pattern.template).strip().lower()
-        if owners and len(text) >= RELAY_MIN:
-            own.append((text, owners[0], pattern.first))
+    owned = [(pattern, owners[0]) for pattern in facts.patterns
+             if (owners := pattern_workloads(pattern, facts))]
+    own = [(text, owner, pattern.first) for pattern, owner in owned
+           if len(text := _LEVEL.sub("", pattern.template).strip().lower()) >= RELAY_MIN]
     found: list[tuple[Ref, Ref]] = []
-    for pattern in facts.patterns:
-        if not (owners := pattern_workloads(pattern, facts)):
-            continue
+    for pattern, owner in owned:
         line = pattern.template.lower()
         for text, origin, first in own:
-            if origin != owners[0] and text in line and text != _LEVEL.sub("", line).strip() \
+            if origin != owner and text in line and text != _LEVEL.sub("", line).strip() \
                     and (first is None or pattern.first is None or first <= pattern.first):
-                found.append((owners[0], origin))
+                found.append((owner, origin))
     return found
 
 
