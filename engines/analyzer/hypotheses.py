@@ -43,9 +43,8 @@ def _id(candidate: Candidate) -> str:
 
 
 def _confirm_by(candidate: Candidate) -> str:
-    if candidate.followups:
-        return candidate.followups[0].why
-    return f"more signals of {CATEGORY_WORDS[candidate.category]}: {candidate.headline}"
+    return candidate.followups[0].why if candidate.followups else \
+        f"more signals of {CATEGORY_WORDS[candidate.category]}: {candidate.headline}"
 
 
 def _refute_by(candidate: Candidate) -> str:

@@ -144,7 +144,7 @@ def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate])
     apps = sorted((w for w in facts.workloads.values() if w.ref.kind in ROLLING
                    and not w.ref.namespace.startswith("kube-")),
                   key=lambda w: (-w.unhealthy_pods, -w.restarts, str(w.ref)))
-    return any([metrics(box, workload.ref) for workload in apps[:SWEEP]])  # each one queued
+    return any([metrics(box, workload.ref) for workload in apps[:SWEEP]])  # a list: queue all
 
 
 def neighbours(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> None:

@@ -163,9 +163,8 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
         if cleared and strength <= _name_match(ref.name, cleared, cleared_words):
             continue  # said to be fine at least as clearly as it is complained about
         if strength > 0 and ref.kind == "Service":
-            same = [r for r in facts.workloads if r.namespace == ref.namespace
-                    and r.name == ref.name]
-            ref = same[0] if same else ref
+            ref = next((r for r in facts.workloads if r.namespace == ref.namespace
+                        and r.name == ref.name), ref)
         if strength > targets.get(ref, 0.0):
             targets[ref] = strength
     namespaces = {ns: _name_match(ns, text, words) for ns in facts.namespaces_seen if ns}
@@ -187,12 +186,8 @@ def _narrow(focus: Sequence[str], facts: Facts, targets: dict[Ref, float],
             namespaces: dict[str, float]) -> tuple[dict[Ref, float], dict[str, float]]:
     """ "focus on X": X as a namespace keeps that namespace, as a workload keeps it first."""
     wanted_ns = {f for f in focus if f in facts.namespaces_seen}
-    chosen: dict[Ref, float] = {}
-    for value in focus:
-        for ref in facts.workloads:
-            strength = _name_match(ref.name, value.lower(), set(words_of(value)))
-            if strength >= 0.5:
-                chosen[ref] = 1.0
+    chosen = {ref: 1.0 for value in focus for ref in facts.workloads
+              if _name_match(ref.name, value.lower(), set(words_of(value))) >= 0.5}
     if chosen:
         return chosen, {r.namespace: 1.0 for r in chosen}
     if wanted_ns:

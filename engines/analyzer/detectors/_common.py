@@ -170,14 +170,12 @@ def event_workload(facts: Facts, event: Event) -> Ref | None:
     """The workload an event is about (its pod's or ReplicaSet's owner, or itself)."""
     if event.kind in ("Deployment", "StatefulSet", "DaemonSet", *BATCH):
         return batch_owner(facts, Ref(event.kind, event.namespace, event.name))
-    if event.kind in ("Pod", "ReplicaSet"):
-        ref = facts.workload_of_pod(event.namespace, event.name)
-        if ref is not None:
-            return batch_owner(facts, ref)
-        for candidate in facts.workloads:
-            if candidate.namespace == event.namespace and owns(candidate.name, event.name):
-                return candidate
-    return None
+    if event.kind not in ("Pod", "ReplicaSet"):
+        return None
+    if (ref := facts.workload_of_pod(event.namespace, event.name)) is not None:
+        return batch_owner(facts, ref)
+    return next((candidate for candidate in facts.workloads if candidate.namespace ==
+                 event.namespace and owns(candidate.name, event.name)), None)
 
 
 def level_of(pattern: LogPattern) -> str:

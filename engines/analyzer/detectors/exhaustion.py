@@ -106,8 +106,7 @@ def saturation(text: str) -> str | None:
 
 def _kind(text: str) -> str:
     low = text.lower()
-    named = next((k for k, phrases in KINDS.items() if any(p in low for p in phrases)), None)
-    if named is not None:
+    if named := next((k for k, phrases in KINDS.items() if any(p in low for p in phrases)), ""):
         return named
     found = _saturated(text)
     return found[1] if found else "an inner resource"
