@@ -176,15 +176,13 @@ def _cpu_appetite(facts: Facts, ref: Ref, created: datetime) -> Clue | None:
     costs its nodes' other pods their CPU, with or without a limit of its own."""
     if (signals := facts.signals_of(ref)) is None:
         return None
-    cpu = signals.get("cpu")
-    jump = cpu.get("usage_per_pod_change")
+    jump = signals.get("cpu").get("usage_per_pod_change")
     if not isinstance(jump, dict) or _lag(created, parse_stamp(jump.get("at"))) < 1.0:
         return None  # a rise long after the new pods started is load, not the revision
     before, after = (str(jump.get(k)) for k in ("before_cores", "after_cores"))
     return Clue(0.35, f"its pods' CPU use rose from {_cores(before)} to {_cores(after)} each "
-                "with the new revision",
-                ("CPU use per pod rose", str(jump.get("after_cores"))), signals.source,
-                (t.SIGNALS,), "cpu-appetite")
+                "with the new revision", ("CPU use per pod rose", str(jump.get("after_cores"))),
+                signals.source, (t.SIGNALS,), "cpu-appetite")
 
 
 def _cores(shown: str) -> str:
