@@ -35,11 +35,8 @@ SOURCES = {
 
 def incident_of(messages: Sequence[Message]) -> tuple[str, datetime]:
     """The report and the clock the conversation opened with (prompts.incident_message)."""
-    for message in messages:
-        if isinstance(message, UserMessage) and (
-                found := read_incident_message(message.content)) is not None:
-            return found
-    return "", datetime.now(UTC)
+    found = (read_incident_message(m.content) for m in messages if isinstance(m, UserMessage))
+    return next((incident for incident in found if incident is not None), ("", datetime.now(UTC)))
 
 
 def reflect(transcript: Sequence[Message], diagnosis: Diagnosis | None = None,
