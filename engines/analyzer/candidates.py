@@ -71,6 +71,16 @@ class Candidate:
     def score(self) -> float:
         return self.strength * self.relevance * self.penalty
 
+    def add(self, weight: float, note: str, needles: tuple[str, ...] = (),
+            observation: Observation | None = None, tools: tuple[str, ...] = (),
+            topic: str = "") -> None:
+        """Add a clue (see Clue for what each part is)."""
+        self.clues.append(Clue(weight, note, needles, observation, tools, topic))
+
+    def follow(self, tool: str, arguments: Mapping[str, Any], why: str) -> None:
+        """Ask for a call that would confirm or refute this candidate."""
+        self.followups.append(Followup(tool, arguments, why))
+
     def demote(self, factor: float, why: str) -> None:
         self.penalty *= factor
         self.demoted_because.append(why)
@@ -93,9 +103,8 @@ def merge(candidates: Iterable[Candidate]) -> list[Candidate]:
     strongest clue of each note, so two readings of one fact do not count twice."""
     merged: dict[tuple[str, str, str], Candidate] = {}
     for candidate in candidates:
-        existing = merged.get(candidate.key)
-        if existing is None:
-            merged[candidate.key] = candidate
+        existing = merged.setdefault(candidate.key, candidate)
+        if existing is candidate:
             continue
         existing.clues.extend(candidate.clues)
         existing.affects = tuple(dict.fromkeys(existing.affects + candidate.affects))

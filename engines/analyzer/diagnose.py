@@ -19,6 +19,9 @@ from engines.analyzer.transcript import Observation
 from engines.diagnosis import Evidence
 
 MAX_EVIDENCE = 5
+UNSURE = 0.4  # under this confidence an answer must rest on a clear own anomaly on the path
+WEAK = 0.35  # a cause this weak (a rollout that only happened, probes that stopped) is none
+CLEAR = 0.5  # a report names a workload or namespace this well: its path is known
 
 
 def gather_evidence(candidate: Candidate, observations: Sequence[Observation]) -> list[Evidence]:
@@ -26,8 +29,7 @@ def gather_evidence(candidate: Candidate, observations: Sequence[Observation]) -
     found: list[Evidence] = []
     seen: set[str] = set()
     for clue in sorted(candidate.clues, key=lambda c: -c.weight):
-        needles = [n for n in clue.needles if n and n.strip()]
-        if not needles:
+        if not (needles := [n for n in clue.needles if n and n.strip()]):
             continue
         evidence = quote_in(clue.observation, needles) if clue.observation else None
         if evidence is None:
@@ -52,11 +54,6 @@ def fallback_culprit(facts: Facts, scope: Scope) -> Ref:
     return Ref("Namespace", "", next(iter(sorted(scope.namespaces)), "unknown") or "unknown")
 
 
-UNSURE = 0.4  # under this confidence an answer must rest on a clear own anomaly on the path
-WEAK = 0.35  # a cause this weak (a rollout that only happened, probes that stopped) is none
-CLEAR = 0.5  # a report names a workload or namespace this well: its path is known
-
-
 def _bystander(candidate: Candidate, scope: Scope) -> bool:
     """Off the path from what the report clearly names: not named, not called by it, not
     hurting it (ranking.relevance kept only its FLOOR). A report that names things only by
@@ -77,15 +74,18 @@ def _unknown(leads: Sequence[Candidate], observations: Sequence[Observation], fa
             f"{CATEGORY_WORDS[c.category]} in {name(c.culprit)} ({c.headline[:90]})"
             for c in leads) + "."
     evidence = [e for c in leads for e in gather_evidence(c, observations)[:1]]
-    arguments = {
-        "category": "unknown",
-        "culprit": {"kind": culprit.kind, "namespace": culprit.namespace, "name": culprit.name},
-        "summary": summary, "evidence": [e.model_dump(exclude_none=True) for e in evidence],
-        "fix": "Investigate further by hand" + (f", starting with {name(leads[0].culprit)}"
-                                                 if leads else "") + ".",
-        "confidence": round(min(sure, 0.3), 2),
-    }
-    return arguments, round(min(sure, 0.3), 2)
+    fix = "Investigate further by hand" + (f", starting with {name(leads[0].culprit)}"
+                                           if leads else "") + "."
+    sure = round(min(sure, 0.3), 2)
+    return _arguments("unknown", culprit, summary, evidence, fix, sure), sure
+
+
+def _arguments(category: str, culprit: Ref, summary: str, evidence: Sequence[Evidence],
+               fix: str, sure: float) -> dict[str, Any]:
+    return {"category": category,
+            "culprit": {"kind": culprit.kind, "namespace": culprit.namespace, "name": culprit.name},
+            "summary": summary, "evidence": [e.model_dump(exclude_none=True) for e in evidence],
+            "fix": fix, "confidence": sure}
 
 
 def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Observation],
@@ -106,17 +106,9 @@ def diagnosis_arguments(ranked: Sequence[Candidate], observations: Sequence[Obse
         return _unknown(ranked[:3], observations, facts, scope, sure)
     culprit = best.culprit
     summary = (f"{name(culprit)}: {CATEGORY_WORDS[best.category]}. {best.headline}.")
-    others = [c for c in ranked[1:3] if c.score >= 0.25]
-    if others:
+    if others := [c for c in ranked[1:3] if c.score >= 0.25]:
         summary += " Weaker explanations considered: " + "; ".join(
             f"{CATEGORY_WORDS[c.category]} in {name(c.culprit)}"
             + (f" ({c.demoted_because[0]})" if c.demoted_because else "") for c in others) + "."
-    arguments = {
-        "category": best.category,
-        "culprit": {"kind": culprit.kind, "namespace": culprit.namespace, "name": culprit.name},
-        "summary": summary,
-        "evidence": [e.model_dump(exclude_none=True) for e in evidence],
-        "fix": best.fix or "Address the cause named in the summary.",
-        "confidence": sure,
-    }
-    return arguments, sure
+    fix = best.fix or "Address the cause named in the summary."
+    return _arguments(best.category, culprit, summary, evidence, fix, sure), sure

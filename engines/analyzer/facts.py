@@ -17,14 +17,15 @@ from engines.analyzer.transcript import Observation
 
 T = TypeVar("T")
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
+ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
+"""The workload kinds that roll pods out and keep them running."""
 
 
 def parse_stamp(value: Any) -> datetime | None:
     """The first RFC 3339 time in a value such as "2026-11-30T09:58:00Z (2m ago)"."""
     if isinstance(value, datetime):
         return value
-    match = _STAMP.search(str(value or ""))
-    if match is None:
+    if (match := _STAMP.search(str(value or ""))) is None:
         return None
     return datetime.fromisoformat(match.group(0).replace("Z", "+00:00"))
 
@@ -59,10 +60,6 @@ def ref_of(text: Any, namespace: str) -> Ref | None:
     return Ref(kind, namespace, name) if sep and kind and name else None
 
 
-ROLLING = ("Deployment", "StatefulSet", "DaemonSet")
-"""The workload kinds that roll pods out and keep them running."""
-
-
 @dataclass(frozen=True, slots=True)
 class Ref:
     """A workload (or other object) by kind, namespace and name."""
@@ -74,6 +71,19 @@ class Ref:
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else \
             f"{self.kind} {self.name}"
+
+    # The arguments that name this object to the tools (a pod by its workload's name).
+    @property
+    def pod_args(self) -> dict[str, str]:
+        return {"namespace": self.namespace, "pod": self.name}
+
+    @property
+    def workload_args(self) -> dict[str, str]:
+        return {"namespace": self.namespace, "workload": self.name}
+
+    @property
+    def object_args(self) -> dict[str, str]:
+        return {"namespace": self.namespace, "object_name": self.name}
 
 
 @dataclass(slots=True)
@@ -199,8 +209,8 @@ class Rollout:
     @property
     def previous(self) -> Revision | None:
         current = self.current
-        older = [r for r in self.revisions if current and r.number < current.number]
-        return max(older, key=lambda r: r.number) if older else None
+        older = (r for r in self.revisions if current and r.number < current.number)
+        return max(older, key=lambda r: r.number, default=None)
 
 
 @dataclass(slots=True)

@@ -40,6 +40,17 @@ _LEVEL = re.compile(r"^\W*(?:error|err|warn|warning|fatal|panic|info|log)\W+", r
 METRICS_API = ("unable to get metrics", "failedgetresourcemetric", "failed to get cpu",
                "failed to get memory", "unable to fetch metrics", "metrics.k8s.io")
 METRICS_SERVERS = ("metrics-server", "prometheus-adapter", "keda-operator-metrics")
+# What a fault further down a path of each relation can be the cause of: a caller's failed
+# calls, a new revision's errors, a pool or disk that runs out while its dependency is what
+# fails; and a workload that saturates because its autoscaler cannot add pods.
+VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion"}),
+           SCALES: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion",
+                              "cpu_throttling", "autoscaling_limit"})}
+# A fault that names its victims (a NetworkPolicy that cuts pods off, a DNS server down)
+# also explains their crash loops: their last words are that fault's errors.
+VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop"}
+ROLLOUT = "bad_rollout"
+LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 
 
 def key(ref: Ref) -> Key:
@@ -104,22 +115,17 @@ def build_graph(facts: Facts, candidates: Iterable[Candidate] = (),
 def _relays(facts: Facts) -> list[tuple[Ref, Ref]]:
     """(caller, callee) where the caller's log lines repeat the callee's own error, which
     the callee said no later: the caller only passes on what it was answered."""
-    own: list[tuple[str, Ref, datetime | None]] = []
-    for pattern in facts.patterns:
-        owners = pattern_workloads(pattern, facts)
-        text = _LEVEL.sub("", pattern.template).strip().lower()
-        if owners and len(text) >= RELAY_MIN:
-            own.append((text, owners[0], pattern.first))
+    owned = [(pattern, owners[0]) for pattern in facts.patterns
+             if (owners := pattern_workloads(pattern, facts))]
+    own = [(text, owner, pattern.first) for pattern, owner in owned
+           if len(text := _LEVEL.sub("", pattern.template).strip().lower()) >= RELAY_MIN]
     found: list[tuple[Ref, Ref]] = []
-    for pattern in facts.patterns:
-        owners = pattern_workloads(pattern, facts)
-        if not owners:
-            continue
+    for pattern, owner in owned:
         line = pattern.template.lower()
         for text, origin, first in own:
-            if origin != owners[0] and text in line and text != _LEVEL.sub("", line).strip() \
+            if origin != owner and text in line and text != _LEVEL.sub("", line).strip() \
                     and (first is None or pattern.first is None or first <= pattern.first):
-                found.append((owners[0], origin))
+                found.append((owner, origin))
     return found
 
 
@@ -149,12 +155,9 @@ def _scaling(facts: Facts, graph: Graph) -> None:
 def onset(candidate: Candidate, facts: Facts) -> datetime | None:
     """When the candidate's own anomaly began: the earliest time its clues print, or the
     first sighting of a log line or event they quote, on its own node."""
-    times: list[datetime] = []
     node = key(candidate.culprit)
     needles = {n.lower() for clue in candidate.clues for n in clue.needles if len(n) >= 6}
-    for clue in candidate.clues:
-        if (moment := parse_stamp(clue.note)) is not None:
-            times.append(moment)
+    times = [moment for clue in candidate.clues if (moment := parse_stamp(clue.note)) is not None]
     if needles:
         for pattern in facts.patterns:
             if pattern.first is not None and any(n in pattern.text.lower() for n in needles) \
@@ -166,19 +169,6 @@ def onset(candidate: Candidate, facts: Facts) -> datetime | None:
                     n in event.message.lower() for n in needles):
                 times.append(event.first)
     return min(times) if times else None
-
-
-# What a fault further down a path of each relation can be the cause of: a caller's failed
-# calls, a new revision's errors, a pool or disk that runs out while its dependency is what
-# fails; and a workload that saturates because its autoscaler cannot add pods.
-VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion"}),
-           SCALES: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion",
-                              "cpu_throttling", "autoscaling_limit"})}
-# A fault that names its victims (a NetworkPolicy that cuts pods off, a DNS server down)
-# also explains their crash loops: their last words are that fault's errors.
-VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop"}
-ROLLOUT = "bad_rollout"
-LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 
 
 def explained_by(candidate: Candidate, candidates: Sequence[Candidate], graph: Graph,

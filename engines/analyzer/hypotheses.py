@@ -12,6 +12,7 @@ the merged answer first and settled. All deterministic: no LLM.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engines.analyzer.analysis import analyse
 from engines.analyzer.candidates import Candidate
@@ -42,9 +43,8 @@ def _id(candidate: Candidate) -> str:
 
 
 def _confirm_by(candidate: Candidate) -> str:
-    if candidate.followups:
-        return candidate.followups[0].why
-    return f"more signals of {CATEGORY_WORDS[candidate.category]}: {candidate.headline}"
+    return candidate.followups[0].why if candidate.followups else \
+        f"more signals of {CATEGORY_WORDS[candidate.category]}: {candidate.headline}"
 
 
 def _refute_by(candidate: Candidate) -> str:
@@ -64,8 +64,7 @@ def _followups_done(request: ModelRequest, transcript: Transcript, candidate: Ca
     the analyzer submits only then, and so may a search that relies on it."""
     specs = {s.name: s for s in request.tools if s.name != SUBMIT_TOOL}
     box = Toolbox(specs, transcript, request.constraint_set.excluded_namespaces)
-    return not any(box.offers(f.tool) and not box.asked(f.tool, f.arguments)
-                   for f in candidate.followups)
+    return not box.open_followups(candidate)
 
 
 def _why_weaker(candidate: Candidate, best: Candidate) -> str:
@@ -101,8 +100,7 @@ class AnalyzerHypotheses:
             if h.state == "refuted":
                 scored.append(h)
                 continue
-            candidate = by_id.get(h.id)
-            if candidate is None:
+            if (candidate := by_id.get(h.id)) is None:
                 if request.constraint_set.rules_out(h.category, h.culprit.name):
                     why = HUMAN_RULED_OUT
                 elif h.id in doubted_ids:
@@ -113,8 +111,7 @@ class AnalyzerHypotheses:
                 continue
             fresh = _hypothesis(candidate, transcript)
             if clear and candidate is best:
-                fresh = Hypothesis(fresh.id, fresh.category, fresh.culprit, fresh.confirm_by,
-                                   fresh.refute_by, fresh.score, "confirmed", fresh.evidence)
+                fresh = replace(fresh, state="confirmed")
             elif clear and best is not None and candidate.score <= RIVAL * best.score:
                 fresh = fresh.refute(_why_weaker(candidate, best))
             scored.append(fresh)
@@ -126,10 +123,9 @@ class AnalyzerHypotheses:
     async def merge(self, request: ModelRequest,
                     partials: Sequence[Diagnosis]) -> Diagnosis | None:
         transcript, facts, scope, ranked, doubted = analyse(request)
-        if not ranked:
-            known = [d for d in partials if d.category != "unknown"]
-            if known:
-                return max(known, key=lambda d: d.confidence)
+        known = [d for d in partials if d.category != "unknown"]
+        if not ranked and known:
+            return max(known, key=lambda d: d.confidence)
         arguments, _ = diagnosis_arguments(ranked, transcript.observations, facts, scope,
                                            doubted)
         return Diagnosis.model_validate(arguments)

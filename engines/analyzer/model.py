@@ -17,26 +17,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from engines.analyzer import narrate
+from engines.analyzer import narrate, planner
 from engines.analyzer.analysis import analyse, report_of
 from engines.analyzer.candidates import Candidate
 from engines.analyzer.detectors._common import DESCRIBE, SIGNALS, WORKLOADS
 from engines.analyzer.diagnose import UNSURE, diagnosis_arguments, gather_evidence
 from engines.analyzer.facts import Facts
 from engines.analyzer.hypotheses import AnalyzerHypotheses
-from engines.analyzer.planner import (
-    Toolbox,
-    evidence_calls,
-    focus,
-    focus_targets,
-    follow,
-    hints,
-    settled,
-    suggested,
-    survey,
-    sweep,
-    widen,
-)
 from engines.analyzer.reflect import reflect
 from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Transcript
@@ -75,12 +62,12 @@ def decide(request: ModelRequest) -> ModelReply:
     must_submit = request.final or stopped or not (set(specs) - {SUBMIT_TOOL}) or \
         turn >= LAST_TURN or request.step >= request.max_steps
     if not must_submit:
-        box = Toolbox({k: v for k, v in specs.items() if k != SUBMIT_TOOL}, transcript,
-                      request.constraint_set.excluded_namespaces)
+        box = planner.Toolbox({k: v for k, v in specs.items() if k != SUBMIT_TOOL}, transcript,
+                              request.constraint_set.excluded_namespaces)
         thought = _plan(box, transcript, facts, scope, ranked, report_of(request))
         if not box.calls and diagnosis_arguments(ranked, transcript.observations, facts,
                                                  scope, doubted)[1] < UNSURE:
-            widen(box, facts, scope, ranked)
+            planner.widen(box, facts, scope, ranked)
             thought = narrate.widen_thought(sorted({str(a["namespace"]) for _, a, _ in
                                                     box.calls if a.get("namespace")}), ranked)
         if box.calls:
@@ -108,18 +95,18 @@ def _known_tools(offered: Sequence[ToolSpec], transcript: Transcript) -> dict[st
     return specs
 
 
-def _plan(box: Toolbox, transcript: Transcript, facts: Facts, scope: Scope,
+def _plan(box: planner.Toolbox, transcript: Transcript, facts: Facts, scope: Scope,
           ranked: list[Candidate], report: str) -> str:
     """Queue this step's calls on `box` and say why; no calls queued means submit."""
     if not transcript.observations and not transcript.called_tool(WORKLOADS):
-        survey(box)
+        planner.survey(box)
         if box.calls:
             return narrate.survey_thought(report, scope.symptoms)
-    suggested(box)
-    if not transcript.called_tool(SIGNALS) and sweep(box, facts, scope, ranked):
+    planner.suggested(box)
+    if not transcript.called_tool(SIGNALS) and planner.sweep(box, facts, scope, ranked):
         return narrate.sweep_thought(len(box.calls))
-    targets = focus_targets(facts, scope, ranked)
-    focus(box, facts, targets)
+    targets = planner.focus_targets(facts, scope, ranked)
+    planner.focus(box, facts, targets)
     if box.calls:
         fresh = [r for r in targets if any(r.name in (a.get("pod"), a.get("workload"))
                                            for _, a, _ in box.calls)]
@@ -129,18 +116,13 @@ def _plan(box: Toolbox, transcript: Transcript, facts: Facts, scope: Scope,
             return narrate.widen_thought(places, ranked)
         return narrate.focus_thought(facts, scope, fresh, ranked, again=again)
     quoted = len(gather_evidence(ranked[0], transcript.observations)) if ranked else 0
-    if settled(ranked) and not _open_followups(box, ranked[0]):
-        evidence_calls(box, ranked[0], quoted)
+    if planner.settled(ranked) and not box.open_followups(ranked[0]):
+        planner.evidence_calls(box, ranked[0], quoted)
         return narrate.follow_thought(ranked, [w for _, _, w in box.calls]) if box.calls else ""
-    hints(box, facts, scope, targets, ranked)
-    queued = follow(box, ranked)
+    planner.hints(box, facts, scope, targets, ranked)
+    queued = planner.follow(box, ranked)
     if not box.calls and ranked:
-        evidence_calls(box, ranked[0], quoted)
+        planner.evidence_calls(box, ranked[0], quoted)
     whys = [followup.why for followup in queued] + [why for _, _, why in box.calls]
     return narrate.follow_thought(ranked, whys)
-
-
-def _open_followups(box: Toolbox, candidate: Candidate) -> bool:
-    return any(box.offers(f.tool) and not box.asked(f.tool, f.arguments)
-               for f in candidate.followups)
 

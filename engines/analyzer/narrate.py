@@ -21,6 +21,10 @@ CATEGORY_WORDS = {
     "quota_exceeded": "a quota that refuses pods", "autoscaling_limit": "a capped autoscaler",
     "unknown": "an unknown cause",
 }
+SYMPTOM_WORDS = {"restarts": "restarts", "errors": "errors", "latency": "slowness",
+                 "pending": "missing capacity", "deploy": "a recent change", "tls": "TLS",
+                 "dns": "name resolution",
+                 "batch": "a missing batch output", "telemetry": "missing logs or metrics"}
 
 
 def name(ref: Ref) -> str:
@@ -28,12 +32,6 @@ def name(ref: Ref) -> str:
         return f"node {ref.name}"
     return f"{ref.name} ({ref.namespace})" if ref.kind in ("Deployment", "StatefulSet",
                                                            "DaemonSet") else str(ref)
-
-
-SYMPTOM_WORDS = {"restarts": "restarts", "errors": "errors", "latency": "slowness",
-                 "pending": "missing capacity", "deploy": "a recent change", "tls": "TLS",
-                 "dns": "name resolution",
-                 "batch": "a missing batch output", "telemetry": "missing logs or metrics"}
 
 
 def survey_thought(report: str, symptoms: frozenset[str] = frozenset()) -> str:

@@ -28,6 +28,12 @@ from engines.model import ToolSpec
 from engines.short_catalog import LIST_TOOLS
 
 MAX_CALLS = 12
+WINDOW_ARGUMENTS = frozenset({"since", "start", "end", "limit", "tail"})
+SWEEP = 6
+WEAK = 0.3  # a leader this weak explains nothing yet
+PODS_READ = 4  # pods of one workload whose own logs are read while the log store is down
+CPU_USAGE = "container_cpu_usage_seconds_total"
+HUNGRY_CORES = 0.5  # a pod using this much CPU on average is worth a look when others slow
 
 
 @dataclass(slots=True)
@@ -56,6 +62,11 @@ class Toolbox:
         wanted = _identity(arguments)
         return any(name == n and _identity(a) == wanted for n, a in self.transcript.calls_made)
 
+    def open_followups(self, candidate: Candidate) -> bool:
+        """Whether the candidate asks for a call that is offered and was not asked yet."""
+        return any(self.offers(f.tool) and not self.asked(f.tool, f.arguments)
+                   for f in candidate.followups)
+
     def call(self, name: str, arguments: Mapping[str, Any], why: str = "") -> bool:
         """Queue a call if it is allowed and new; True when queued."""
         spec = self.specs.get(name)
@@ -72,9 +83,6 @@ class Toolbox:
             return False  # the same question, perhaps over another window: asked already
         self.calls.append((name, args, why))
         return True
-
-
-WINDOW_ARGUMENTS = frozenset({"since", "start", "end", "limit", "tail"})
 
 
 def _identity(arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,13 +131,9 @@ def _erring(facts: Facts, scope: Scope) -> list[Ref]:
     return sorted(counts, key=lambda r: (-counts[r], str(r)))
 
 
-SWEEP = 6
-
-
 def metrics(box: Toolbox, ref: Ref) -> bool:
     """Queue a read of the workload's metrics over the last three hours."""
-    return box.call(t.SIGNALS, {"namespace": ref.namespace, "workload": ref.name,
-                                "since": "3h"}, f"read {ref.name}'s metrics")
+    return box.call(t.SIGNALS, {**ref.workload_args, "since": "3h"}, f"read {ref.name}'s metrics")
 
 
 def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> bool:
@@ -140,14 +144,7 @@ def sweep(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate])
     apps = sorted((w for w in facts.workloads.values() if w.ref.kind in ROLLING
                    and not w.ref.namespace.startswith("kube-")),
                   key=lambda w: (-w.unhealthy_pods, -w.restarts, str(w.ref)))
-    queued = False
-    for workload in apps[:SWEEP]:
-        ref = workload.ref
-        queued |= metrics(box, ref)
-    return queued
-
-
-WEAK = 0.3  # a leader this weak explains nothing yet
+    return any([metrics(box, workload.ref) for workload in apps[:SWEEP]])  # a list: queue all
 
 
 def neighbours(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> None:
@@ -166,17 +163,13 @@ def neighbours(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candid
 def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
     """Step two: each target in depth, and its namespace's logs (the pods' own when the log
     store is down), services and limits."""
-    namespaces: list[str] = []
     for ref in targets:
-        ns, name = ref.namespace, ref.name
         if ref.kind in (*ROLLING, *t.BATCH):
-            box.call(t.DESCRIBE, {"namespace": ns, "pod": name}, f"describe a pod of {name}")
+            box.call(t.DESCRIBE, ref.pod_args, f"describe a pod of {ref.name}")
         if ref.kind in ROLLING:
-            box.call(t.ROLLOUT, {"namespace": ns, "workload": name}, f"what changed in {name}")
+            box.call(t.ROLLOUT, ref.workload_args, f"what changed in {ref.name}")
             metrics(box, ref)
-        if ns not in namespaces:
-            namespaces.append(ns)
-    for ns in namespaces:
+    for ns in dict.fromkeys(ref.namespace for ref in targets):
         box.call(t.LOG_PATTERNS, {"namespace": ns, "since": "1h", "limit": 12},
                  f"errors logged in {ns}")
         box.call(t.SERVICES, {"namespace": ns}, f"services and endpoints in {ns}")
@@ -186,9 +179,6 @@ def focus(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None:
         if short:
             box.call(t.QUOTAS, {"namespace": ns}, f"quotas in {ns}")
     pod_logs_instead(box, facts, targets)
-
-
-PODS_READ = 4  # pods of one workload whose own logs are read while the log store is down
 
 
 def suggested(box: Toolbox) -> None:
@@ -240,11 +230,10 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
     for ref in targets[:2]:
         logged = any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns)
         if not logged and ref.kind in ROLLING:
-            box.call(t.POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
-                     f"read {ref.name}'s own log")
+            box.call(t.POD_LOGS, ref.pod_args, f"read {ref.name}'s own log")
     callees = _callees(facts, targets[:2])[:2]
     for callee in callees:  # one hop down the call chain
-        box.call(t.ROLLOUT, {"namespace": callee.namespace, "workload": callee.name},
+        box.call(t.ROLLOUT, callee.workload_args,
                  f"what changed in {callee.name}, which {targets[0].name} calls")
         metrics(box, callee)
     pod_logs_instead(box, facts, callees)  # the log store would have shown theirs too
@@ -266,32 +255,24 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
         if node.ready != "True" or node.problems:
             box.call(t.PODS, {"node": name}, f"pods on node {name}")
     neighbours(box, facts, scope, ranked)
-    slowed = [r for r in targets[:2] if _slowed_on_its_own(facts, r)]
-    if slowed:
+    if slowed := [r for r in targets[:2] if _slowed_on_its_own(facts, r)]:
         box.call(t.METRICS, {"metric": CPU_USAGE, "since": "1h", "limit": 12},
                  f"see what else uses the CPU of the nodes {slowed[0].name} runs on")
     for ref in _cpu_hungry(facts, set(targets)):
-        box.call(t.ROLLOUT, {"namespace": ref.namespace, "workload": ref.name},
-                 f"what changed in {ref.name}, which uses much CPU")
+        box.call(t.ROLLOUT, ref.workload_args, f"what changed in {ref.name}, which uses much CPU")
         metrics(box, ref)
     for tool, arguments, why in evidence.wanted(facts, ranked):
         box.call(tool, arguments, why)
     for ref in targets:
         pending = facts.workloads.get(ref)
         if pending is not None and any(s.startswith("Pending") for s in pending.statuses):
-            box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
-                     f"events of {ref.name}")
-
-
-CPU_USAGE = "container_cpu_usage_seconds_total"
-HUNGRY_CORES = 0.5  # a pod using this much CPU on average is worth a look when others slow
+            box.call(t.EVENTS, ref.object_args, f"events of {ref.name}")
 
 
 def _slowed_on_its_own(facts: Facts, ref: Ref) -> bool:
     """Slower or failing, yet not throttled by its own CPU limit: something may be taking
     the CPU of its nodes."""
-    signals = facts.signals_of(ref)
-    if signals is None or signals.get("cpu").get("abnormal"):
+    if (signals := facts.signals_of(ref)) is None or signals.get("cpu").get("abnormal"):
         return False
     return any(signals.get(n).get("abnormal") for n in ("latency", "requests"))
 
@@ -355,16 +336,12 @@ def evidence_calls(box: Toolbox, candidate: Candidate, quoted: int) -> None:
     for clue in candidate.clues[:3]:
         tool = clue.observation.tool if clue.observation else (clue.tools or ("",))[0]
         if tool in (t.LOG_PATTERNS, t.LOG_SEARCH):
-            words = " ".join(w for w in clue.needles[0].split()[:4] if w.isalnum())
-            if words:
+            if words := " ".join(w for w in clue.needles[0].split()[:4] if w.isalnum()):
                 box.call(t.LOG_SEARCH, {"text": words, "namespace": ref.namespace or None,
                                         "limit": 5}, "quote the log lines behind it")
         elif tool in (t.WORKLOADS, t.PODS, t.EVENTS) and ref.kind in (*ROLLING, *t.BATCH):
-            box.call(t.DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                     f"see {ref.name}'s pod in detail")
-            box.call(t.EVENTS, {"namespace": ref.namespace, "object_name": ref.name},
-                     f"read the events of {ref.name}")
-
+            box.call(t.DESCRIBE, ref.pod_args, f"see {ref.name}'s pod in detail")
+            box.call(t.EVENTS, ref.object_args, f"read the events of {ref.name}")
 
 
 def widen(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> None:
@@ -386,5 +363,5 @@ def widen(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate])
     explained = {c.culprit for c in ranked}
     for ref, signals in sorted(facts.signals.items(), key=lambda kv: str(kv[0])):
         if signals.abnormal and ref.namespace in places and ref not in explained:
-            box.call(t.ROLLOUT, {"namespace": ref.namespace, "workload": ref.name},
+            box.call(t.ROLLOUT, ref.workload_args,
                      f"{ref.name}'s metrics turned abnormal: was it just released?")

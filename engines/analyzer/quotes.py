@@ -42,8 +42,7 @@ def cut_quote(content: str, needle: str, *, max_chars: int = MAX_QUOTE) -> str |
     """The whole line or value of `content` that holds `needle`, or None."""
     if not needle.strip():
         return None
-    found = _matches(content, needle)
-    if not found:
+    if not (found := _matches(content, needle)):
         return None
     match = found[0]
     quote = widen_span(content, Located(match.start(), match.end()), max_chars,
@@ -54,20 +53,20 @@ def cut_quote(content: str, needle: str, *, max_chars: int = MAX_QUOTE) -> str |
 def find_evidence(observations: Iterable[Observation], tools: Sequence[str],
                   needles: Sequence[str]) -> Evidence | None:
     """The first needle found in the newest quotable observation of `tools`."""
-    candidates = [o for o in observations if o.tool in tools and o.quotable and o.ok]
-    candidates.sort(key=lambda o: -o.index)
-    for needle in needles:
-        for observation in candidates:
-            if (quote := cut_quote(observation.content, needle)) is not None:
-                return Evidence(tool=observation.tool, quote=quote)
-    return None
+    candidates = sorted((o for o in observations if o.tool in tools and o.ok),
+                        key=lambda o: -o.index)
+    return _first_quote(candidates, needles)
 
 
 def quote_in(observation: Observation, needles: Sequence[str]) -> Evidence | None:
     """A quote from one given observation, for the first needle it contains."""
-    if not observation.quotable:
-        return None
+    return _first_quote([observation], needles)
+
+
+def _first_quote(observations: Sequence[Observation], needles: Sequence[str]) -> Evidence | None:
+    """The first needle that a quotable observation holds, from the first that holds it."""
     for needle in needles:
-        if (quote := cut_quote(observation.content, needle)) is not None:
-            return Evidence(tool=observation.tool, quote=quote)
+        for observation in (o for o in observations if o.quotable):
+            if (quote := cut_quote(observation.content, needle)) is not None:
+                return Evidence(tool=observation.tool, quote=quote)
     return None

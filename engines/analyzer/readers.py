@@ -12,25 +12,11 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from engines.analyzer import facts as shapes
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import (
-    Autoscaler,
-    Container,
-    Event,
     Facts,
-    LogPattern,
-    MetricRow,
-    Node,
-    ObjectRead,
-    Pod,
-    Policy,
-    QuotaItem,
     Ref,
-    Revision,
-    Rollout,
-    Service,
-    Signals,
-    Workload,
     as_dict,
     as_dicts,
     as_int,
@@ -42,13 +28,14 @@ from engines.analyzer.transcript import Observation
 
 _FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
 _READY_OF = re.compile(r"(\d+) ready of (\d+) matching")
+_TALLY = re.compile(r"([A-Za-z]+) ×(\d+)")
+_ROUTE = re.compile(r"^([^/\s*][^/\s]*)/\S*\s*→\s*([a-z0-9][-a-z0-9.]*):")
 
 
-def _seconds(value: Any) -> int | None:
-    """A number of seconds the tool gave as a number; None when it gave none."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
+def _number(value: Any) -> float | None:
+    """A number the tool gave as a number; None when it gave none."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
 
 
 def _fraction(value: Any) -> tuple[int | None, int | None]:
@@ -70,13 +57,14 @@ def read_workloads(obs: Observation, facts: Facts) -> None:
         ref = Ref(str(row.get("kind", "")), ns, str(row.get("name", "")))
         ready, desired = _fraction(row.get("ready") or row.get("completed"))
         pods = as_dict(row.get("pods"))
-        facts.workloads[ref] = Workload(
+        facts.workloads[ref] = shapes.Workload(
             ref=ref, ready=ready, desired=desired, images=as_strs(row.get("images")),
             problems=as_strs(row.get("problems")), restarts=as_int(pods.get("restarts")),
             exit_reasons=_counts(pods.get("last_exit_reasons")),
             unhealthy_pods=as_int(pods.get("unhealthy")), pod_total=as_int(pods.get("total")),
             statuses=_counts(pods.get("statuses")), age=str(row.get("age") or ""),
-            age_seconds=_seconds(row.get("age_seconds")), source=obs)
+            age_seconds=None if (age := _number(row.get("age_seconds"))) is None else int(age),
+            source=obs)
         facts.namespaces_seen.add(ns)
 
 
@@ -85,10 +73,8 @@ def read_pods(obs: Observation, facts: Facts) -> None:
     default_ns = data.get("namespace") if data.get("namespace") != "all" else ""
     for row in as_dicts(data.get("pods")):
         ns = str(row.get("namespace") or default_ns or obs.arguments.get("namespace") or "")
-        pod = facts.pods.get((ns, str(row.get("name"))))
-        if pod is None:
-            pod = Pod(ns, str(row.get("name")))
-            facts.pods[(ns, pod.name)] = pod
+        name = str(row.get("name"))
+        pod = facts.pods.setdefault((ns, name), shapes.Pod(ns, name))
         pod.status = str(row.get("status") or "")
         pod.ready = str(row.get("ready") or "")
         pod.restarts = as_int(row.get("restarts"))
@@ -101,11 +87,11 @@ def read_pods(obs: Observation, facts: Facts) -> None:
         pod.source = obs
 
 
-def _container(row: Mapping[str, Any], *, init: bool) -> Container:
+def _container(row: Mapping[str, Any], *, init: bool) -> shapes.Container:
     state, last = as_dict(row.get("state")), as_dict(row.get("last_state"))
     probes = {k.removesuffix("_probe"): str(v) for k, v in row.items() if k.endswith("_probe")}
     exit_code = last.get("exit_code")
-    return Container(
+    return shapes.Container(
         name=str(row.get("name") or ""), image=str(row.get("image") or ""),
         limits={str(k): str(v) for k, v in as_dict(row.get("limits")).items()},
         requests={str(k): str(v) for k, v in as_dict(row.get("requests")).items()},
@@ -121,11 +107,11 @@ def _container(row: Mapping[str, Any], *, init: bool) -> Container:
         last_message=str(last.get("message") or ""), init=init, ports=as_strs(row.get("ports")))
 
 
-def _events(rows: Any, obs: Observation, namespace: str) -> list[Event]:
+def _events(rows: Any, obs: Observation, namespace: str) -> list[shapes.Event]:
     events = []
     for row in as_dicts(rows):
         kind, _, name = str(row.get("object") or "").partition("/")
-        events.append(Event(
+        events.append(shapes.Event(
             namespace=str(row.get("namespace") or namespace), type=str(row.get("type") or ""),
             reason=str(row.get("reason") or ""), kind=kind, name=name,
             count=as_int(row.get("count"), 1), last=parse_stamp(row.get("last_seen")),
@@ -134,23 +120,19 @@ def _events(rows: Any, obs: Observation, namespace: str) -> list[Event]:
     return events
 
 
-_TALLY = re.compile(r"([A-Za-z]+) ×(\d+)")
-
-
-def _normal_events(value: Any, obs: Observation, namespace: str, pod: str) -> list[Event]:
+def _normal_events(value: Any, obs: Observation, namespace: str, pod: str) -> list[shapes.Event]:
     """ "Pulled ×10, Killing ×10; last 2m ago": Normal events only tallied by reason."""
     if not isinstance(value, str):
         return []
-    return [Event(namespace, "Normal", reason, "Pod", pod, int(count), None, None, "", obs)
-            for reason, count in _TALLY.findall(value)]
+    return [shapes.Event(namespace, "Normal", reason, "Pod", pod, int(count), None, None, "",
+                         obs) for reason, count in _TALLY.findall(value)]
 
 
 def read_describe(obs: Observation, facts: Facts) -> None:
     data = obs.data
     ns = str(data.get("namespace") or obs.arguments.get("namespace") or "")
     name = str(data.get("name") or "")
-    pod = facts.pods.get((ns, name)) or Pod(ns, name)
-    facts.pods[(ns, name)] = pod
+    pod = facts.pods.setdefault((ns, name), shapes.Pod(ns, name))
     pod.status = str(data.get("status") or pod.status)
     pod.ready = str(data.get("ready") or pod.ready)
     pod.restarts = as_int(data.get("restarts"), pod.restarts)
@@ -166,7 +148,7 @@ def read_describe(obs: Observation, facts: Facts) -> None:
     _add_events(facts, pod.events)
 
 
-def _add_events(facts: Facts, events: Iterable[Event]) -> None:
+def _add_events(facts: Facts, events: Iterable[shapes.Event]) -> None:
     known = {(e.namespace, e.kind, e.name, e.reason) for e in facts.events}
     for event in events:
         if (event.namespace, event.kind, event.name, event.reason) not in known:
@@ -182,9 +164,10 @@ def read_nodes(obs: Observation, facts: Facts) -> None:
     for row in as_dicts(obs.data.get("nodes")):
         name = str(row.get("name") or "")
         warnings = _events(row.get("warnings"), obs, "")
-        facts.nodes[name] = Node(name=name, ready=str(row.get("ready") or "Unknown"),
-                                 problems=as_strs(row.get("problems")),
-                                 taints=as_strs(row.get("taints")), warnings=warnings, source=obs)
+        facts.nodes[name] = shapes.Node(name=name, ready=str(row.get("ready") or "Unknown"),
+                                        problems=as_strs(row.get("problems")),
+                                        taints=as_strs(row.get("taints")), warnings=warnings,
+                                        source=obs)
         _add_events(facts, warnings)
 
 
@@ -201,7 +184,7 @@ def read_rollout(obs: Observation, facts: Facts) -> None:
         ready, desired = _fraction(row.get("pods"))
         label = str(row.get("revision") or "")
         hashed = ref.kind != "Deployment"  # a StatefulSet's or DaemonSet's revision hash
-        revisions.append(Revision(
+        revisions.append(shapes.Revision(
             number=len(rows) - index if hashed else as_int(label),
             replicaset=str(row.get("replicaset") or ""),
             current=bool(row.get("current")),
@@ -212,7 +195,7 @@ def read_rollout(obs: Observation, facts: Facts) -> None:
             unhealthy=as_int(row.get("unhealthy_pods")),
             change_cause=str(row.get("change_cause") or ""), hash=label if hashed else ""))
     replaced = as_dict(data.get("pods_replaced_by_controller"))
-    facts.rollouts[ref] = Rollout(
+    facts.rollouts[ref] = shapes.Rollout(
         ref, revisions, as_strs(data.get("changes_from_previous")), obs,
         workload_created=parse_stamp(data.get("created")) if ref.kind != "Deployment" else None,
         replaced=as_int(replaced.get("deleted")))
@@ -223,7 +206,7 @@ def read_services(obs: Observation, facts: Facts) -> None:
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         match = _READY_OF.search(str(row.get("pods") or ""))
         endpoints = as_dict(row.get("endpoints"))
-        facts.services[(ns, str(row.get("name")))] = Service(
+        facts.services[(ns, str(row.get("name")))] = shapes.Service(
             namespace=ns, name=str(row.get("name")), selector=str(row.get("selector") or ""),
             ready_pods=int(match.group(1)) if match else None,
             matching_pods=int(match.group(2)) if match else None,
@@ -234,7 +217,7 @@ def read_services(obs: Observation, facts: Facts) -> None:
 def read_policies(obs: Observation, facts: Facts) -> None:
     for row in as_dicts(obs.data.get("policies")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
-        facts.policies[(ns, str(row.get("name")))] = Policy(
+        facts.policies[(ns, str(row.get("name")))] = shapes.Policy(
             namespace=ns, name=str(row.get("name")), applies_to=str(row.get("applies_to") or ""),
             selected_pods=as_int(row.get("selected_pods")), types=as_strs(row.get("types")),
             workloads=as_strs(row.get("selected_workloads")),
@@ -243,17 +226,13 @@ def read_policies(obs: Observation, facts: Facts) -> None:
             changed=parse_stamp(row.get("changed")), source=obs)
 
 
-_ROUTE = re.compile(r"^([^/\s*][^/\s]*)/\S*\s*→\s*([a-z0-9][-a-z0-9.]*):")
-
-
 def read_ingresses(obs: Observation, facts: Facts) -> None:
     """Which backend Service serves each host ("learn.example.org/ → web:80")."""
     facts.ingresses_read = True
     for row in as_dicts(obs.data.get("ingresses")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         for route in as_strs(row.get("routes")):
-            match = _ROUTE.match(route)
-            if match and ns:
+            if (match := _ROUTE.match(route)) and ns:
                 facts.ingress_hosts.setdefault(match.group(1).lower(), (ns, match.group(2)))
 
 
@@ -261,7 +240,7 @@ def read_autoscalers(obs: Observation, facts: Facts) -> None:
     for row in as_dicts(obs.data.get("autoscalers")):
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         maximum = row.get("max")
-        facts.autoscalers[(ns, str(row.get("name")))] = Autoscaler(
+        facts.autoscalers[(ns, str(row.get("name")))] = shapes.Autoscaler(
             namespace=ns, name=str(row.get("name")), target=ref_of(row.get("target"), ns),
             minimum=as_int(row.get("min"), 1), maximum=as_int(maximum) if maximum else None,
             current=as_int(row.get("current")), desired=as_int(row.get("desired")),
@@ -275,7 +254,7 @@ def read_quotas(obs: Observation, facts: Facts) -> None:
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         for item in as_dicts(row.get("resources")):
             ratio = item.get("used_ratio")
-            facts.quotas.append(QuotaItem(
+            facts.quotas.append(shapes.QuotaItem(
                 namespace=ns, quota=str(row.get("name")), resource=str(item.get("resource")),
                 used=str(item.get("used")), hard=str(item.get("hard")),
                 ratio=float(ratio) if isinstance(ratio, int | float) else None, source=obs))
@@ -286,7 +265,7 @@ def read_quotas(obs: Observation, facts: Facts) -> None:
 def read_log_patterns(obs: Observation, facts: Facts) -> None:
     args = obs.arguments
     for row in as_dicts(obs.data.get("patterns")):
-        facts.patterns.append(LogPattern(
+        facts.patterns.append(shapes.LogPattern(
             template=str(row.get("template") or row.get("example") or ""),
             example=str(row.get("example") or ""), count=as_int(row.get("count"), 1),
             first=parse_stamp(row.get("first_seen")), last=parse_stamp(row.get("last_seen")),
@@ -300,7 +279,7 @@ def read_log_search(obs: Observation, facts: Facts) -> None:
     shared = as_dict(data.get("shown_lines_share"))
     for line in as_strs(data.get("lines")):
         stamp, _, message = line.partition(" | ")
-        facts.patterns.append(LogPattern(
+        facts.patterns.append(shapes.LogPattern(
             template=message, example=message, count=1, first=parse_stamp(stamp),
             last=parse_stamp(stamp), namespace=str(args.get("namespace") or ""),
             service=str(args.get("service") or shared.get("service") or ""),
@@ -323,9 +302,9 @@ def read_pod_logs(obs: Observation, facts: Facts) -> None:
               for p in as_dicts(data.get("patterns"))]
     lines += [(line, 1, "") for line in as_strs(data.get("last_lines"))]
     for text, count, role in lines:
-        facts.patterns.append(LogPattern(template=text, example=text, count=count,
-                                         namespace=ns, pod=pod, previous=previous, role=role,
-                                         source=obs))
+        facts.patterns.append(shapes.LogPattern(template=text, example=text, count=count,
+                                                namespace=ns, pod=pod, previous=previous, role=role,
+                                                source=obs))
 
 
 def read_signals(obs: Observation, facts: Facts) -> None:
@@ -334,13 +313,9 @@ def read_signals(obs: Observation, facts: Facts) -> None:
     signals = as_dict(data.get("signals"))
     ref = facts.workload_of_pod(ns, name) or Ref("Deployment", ns, name)
     ref = next((r for r in facts.workloads if r.namespace == ns and r.name == name), ref)
-    facts.signals[ref] = Signals(ns, name, as_strs(data.get("abnormal")),
-                                 {k: v for k, v in signals.items() if isinstance(v, dict)}, obs)
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
+    facts.signals[ref] = shapes.Signals(
+        ns, name, as_strs(data.get("abnormal")),
+        {k: v for k, v in signals.items() if isinstance(v, dict)}, obs)
 
 
 def read_metric_query(obs: Observation, facts: Facts) -> None:
@@ -354,9 +329,9 @@ def read_metric_query(obs: Observation, facts: Facts) -> None:
         if mean is None or top is None or last is None:
             continue
         change = as_dict(row.get("change"))
-        rows.append(MetricRow(metric, {**common, **labels}, mean, top, last,
-                              parse_stamp(change.get("at")), _number(change.get("before")),
-                              _number(change.get("after")), obs))
+        rows.append(shapes.MetricRow(metric, {**common, **labels}, mean, top, last,
+                                     parse_stamp(change.get("at")), _number(change.get("before")),
+                                     _number(change.get("after")), obs))
     if rows:
         facts.metric_rows[metric] = rows
 
@@ -367,7 +342,7 @@ def read_object(obs: Observation, facts: Facts) -> None:
     ref = Ref(str(data.get("kind") or args.get("kind") or ""),
               str(meta.get("namespace") or args.get("namespace") or ""),
               str(meta.get("name") or args.get("name") or ""))
-    facts.objects[ref] = ObjectRead(ref, parse_stamp(meta.get("creationTimestamp")), obs)
+    facts.objects[ref] = shapes.ObjectRead(ref, parse_stamp(meta.get("creationTimestamp")), obs)
 
 
 READERS: dict[str, Callable[[Observation, Facts], None]] = {

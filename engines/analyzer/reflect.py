@@ -35,11 +35,8 @@ SOURCES = {
 
 def incident_of(messages: Sequence[Message]) -> tuple[str, datetime]:
     """The report and the clock the conversation opened with (prompts.incident_message)."""
-    for message in messages:
-        if isinstance(message, UserMessage) and (
-                found := read_incident_message(message.content)) is not None:
-            return found
-    return "", datetime.now(UTC)
+    found = (read_incident_message(m.content) for m in messages if isinstance(m, UserMessage))
+    return next((incident for incident in found if incident is not None), ("", datetime.now(UTC)))
 
 
 def reflect(transcript: Sequence[Message], diagnosis: Diagnosis | None = None,
@@ -60,10 +57,8 @@ def reflect(transcript: Sequence[Message], diagnosis: Diagnosis | None = None,
     else:
         parts.append("The previous attempt ended without a diagnosis"
                      + (f": {feedback.strip()}" if feedback.strip() else "") + ".")
-    ranked = rank(run_detectors(facts, scope), scope, facts,
-                  rejected=rejected)
-    rivals = [c for c in ranked[:2] if c.score >= 0.15]
-    if rivals:
+    ranked = rank(run_detectors(facts, scope), scope, facts, rejected=rejected)
+    if rivals := [c for c in ranked[:2] if c.score >= 0.15]:
         parts.append("What was missed: the evidence also supports " + "; ".join(
             f"{CATEGORY_WORDS[c.category]} in {name(c.culprit)} ({c.headline[:100]})"
             for c in rivals) + ".")

@@ -57,6 +57,11 @@ SYMPTOMS: dict[str, tuple[str, ...]] = {
                   "missing metrics", "no metrics", "metrics gone", "metrics stopped",
                   "gaps in the metrics", "dashboards are empty", "empty dashboards"),
 }
+_CLAUSES = re.compile(r"[.;!?]+(?:\s|$)|,|\s[-–—]\s|\b(?:but|until|while|whereas|though|although|"
+                      r"when|however)\b")
+_FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|"
+                   r"\b(?:looks?|looking|seems?|is|are|still|works?|working|running)\s+"
+                   r"(?:ok|okay|good|normal|healthy)\b|\bno (?:issues?|problems?|errors?)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +76,8 @@ class Scope:
 
     def weight(self, namespace: str, name: str = "") -> float:
         """How strongly the report points at this object (0 when it does not)."""
-        best = 0.0
-        for ref, strength in self.workloads.items():
-            if ref.namespace == namespace and ref.name == name:
-                best = max(best, strength)
-        return max(best, NAMESPACE_ONLY * self.namespaces.get(namespace, 0.0))
+        named = (s for r, s in self.workloads.items() if (r.namespace, r.name) == (namespace, name))
+        return max(0.0, *named, NAMESPACE_ONLY * self.namespaces.get(namespace, 0.0))
 
     @property
     def primary(self) -> list[Ref]:
@@ -109,17 +111,15 @@ def _stem(word: str) -> str:
 
 def _onset(text: str, now: datetime) -> datetime | None:
     """ "since ~02:05" or "since about 13:30" on the clock's day; "20 minutes ago"."""
-    if match := _CLOCK.search(text):
-        hour, minute = int(match.group(1)), int(match.group(2))
-        if hour < 24 and minute < 60:
-            moment = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-            return moment - timedelta(days=1) if moment > now else moment
-    if match := _MERIDIEM.search(text):
-        hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "pm" else 0)
-        minute = int(match.group(2) or 0)
-        if minute < 60:
-            moment = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-            return moment - timedelta(days=1) if moment > now else moment
+    clock = None  # (hour, minute)
+    if (match := _CLOCK.search(text)) and int(match.group(1)) < 24 and int(match.group(2)) < 60:
+        clock = int(match.group(1)), int(match.group(2))
+    elif match := _MERIDIEM.search(text):
+        clock = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "pm" else 0), \
+            int(match.group(2) or 0)
+    if clock is not None and clock[1] < 60:
+        moment = now.replace(hour=clock[0], minute=clock[1], second=0, microsecond=0)
+        return moment - timedelta(days=1) if moment > now else moment
     if (match := _AGO.search(text)) and "ago" in match.group(0).lower():
         amount, unit = int(match.group(1)), match.group(2).lower()
         return now - (timedelta(hours=amount) if unit.startswith("h") else
@@ -134,13 +134,6 @@ def ignored_terms(topics: Iterable[str]) -> frozenset[str]:
                        "expected", "those", "these", "that", "this", "it", "is", "all", "any"}
     return frozenset(w for topic in topics for w in words_of(topic)
                      if w not in noise and len(w) >= 3)
-
-
-_CLAUSES = re.compile(r"[.;!?]+(?:\s|$)|,|\s[-–—]\s|\b(?:but|until|while|whereas|though|although|"
-                      r"when|however)\b")
-_FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|"
-                   r"\b(?:looks?|looking|seems?|is|are|still|works?|working|running)\s+"
-                   r"(?:ok|okay|good|normal|healthy)\b|\bno (?:issues?|problems?|errors?)\b")
 
 
 def _complaint(report: str) -> tuple[str, str]:
@@ -186,9 +179,8 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
         if cleared and strength <= _name_match(ref.name, cleared, cleared_words):
             continue  # said to be fine at least as clearly as it is complained about
         if strength > 0 and ref.kind == "Service":
-            same = [r for r in facts.workloads if r.namespace == ref.namespace
-                    and r.name == ref.name]
-            ref = same[0] if same else ref
+            ref = next((r for r in facts.workloads if r.namespace == ref.namespace
+                        and r.name == ref.name), ref)
         if strength > targets.get(ref, 0.0):
             targets[ref] = strength
     namespaces = {ns: _name_match(ns, text, words) for ns in facts.namespaces_seen if ns}
@@ -210,12 +202,8 @@ def _narrow(focus: Sequence[str], facts: Facts, targets: dict[Ref, float],
             namespaces: dict[str, float]) -> tuple[dict[Ref, float], dict[str, float]]:
     """ "focus on X": X as a namespace keeps that namespace, as a workload keeps it first."""
     wanted_ns = {f for f in focus if f in facts.namespaces_seen}
-    chosen: dict[Ref, float] = {}
-    for value in focus:
-        for ref in facts.workloads:
-            strength = _name_match(ref.name, value.lower(), set(words_of(value)))
-            if strength >= 0.5:
-                chosen[ref] = 1.0
+    chosen = {ref: 1.0 for value in focus for ref in facts.workloads
+              if _name_match(ref.name, value.lower(), set(words_of(value))) >= 0.5}
     if chosen:
         return chosen, {r.namespace: 1.0 for r in chosen}
     if wanted_ns:

@@ -7,65 +7,39 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from engines.analyzer.facts import (
-    Event,
-    Facts,
-    LogPattern,
-    Pod,
-    Ref,
-    Workload,
-    owns,
-    parse_stamp,
-)
-from tools.kubernetes import (
-    k8s_describe_pod,
-    k8s_events,
-    k8s_get_object,
-    k8s_list_autoscalers,
-    k8s_list_ingresses,
-    k8s_list_network_policies,
-    k8s_list_nodes,
-    k8s_list_pods,
-    k8s_list_quotas,
-    k8s_list_services,
-    k8s_list_volume_claims,
-    k8s_list_workloads,
-    k8s_mounted_config,
-    k8s_pod_limit_ranges,
-    k8s_pod_logs,
-    k8s_rollout_history,
-    k8s_service_endpoints,
-)
+from engines.analyzer.facts import Event, Facts, LogPattern, Pod, Ref, Workload, owns, parse_stamp
+from tools import kubernetes
 from tools.logs import logs_error_patterns, logs_search
 from tools.metrics import metrics_query, metrics_workload_signals
 
 # The tools the analyzer reads, by the name each tool is registered under (its function's).
-DESCRIBE = k8s_describe_pod.name
-PODS = k8s_list_pods.name
-WORKLOADS = k8s_list_workloads.name
-EVENTS = k8s_events.name
-NODES = k8s_list_nodes.name
-ROLLOUT = k8s_rollout_history.name
-SERVICES = k8s_list_services.name
-POLICIES = k8s_list_network_policies.name
-INGRESSES = k8s_list_ingresses.name
-AUTOSCALERS = k8s_list_autoscalers.name
-QUOTAS = k8s_list_quotas.name
-POD_LOGS = k8s_pod_logs.name
-OBJECT = k8s_get_object.name
+DESCRIBE = kubernetes.k8s_describe_pod.name
+PODS = kubernetes.k8s_list_pods.name
+WORKLOADS = kubernetes.k8s_list_workloads.name
+EVENTS = kubernetes.k8s_events.name
+NODES = kubernetes.k8s_list_nodes.name
+ROLLOUT = kubernetes.k8s_rollout_history.name
+SERVICES = kubernetes.k8s_list_services.name
+POLICIES = kubernetes.k8s_list_network_policies.name
+INGRESSES = kubernetes.k8s_list_ingresses.name
+AUTOSCALERS = kubernetes.k8s_list_autoscalers.name
+QUOTAS = kubernetes.k8s_list_quotas.name
+POD_LOGS = kubernetes.k8s_pod_logs.name
+OBJECT = kubernetes.k8s_get_object.name
 LOG_PATTERNS = logs_error_patterns.name
 LOG_SEARCH = logs_search.name
 SIGNALS = metrics_workload_signals.name
 METRICS = metrics_query.name
-ADMISSION = k8s_pod_limit_ranges.name  # the evidence tools (detectors/evidence.py)
-CLAIMS = k8s_list_volume_claims.name
-MOUNTS = k8s_mounted_config.name
-ENDPOINTS = k8s_service_endpoints.name
+ADMISSION = kubernetes.k8s_pod_limit_ranges.name  # the evidence tools (detectors/evidence.py)
+CLAIMS = kubernetes.k8s_list_volume_claims.name
+MOUNTS = kubernetes.k8s_mounted_config.name
+ENDPOINTS = kubernetes.k8s_service_endpoints.name
 LOG_TOOLS = (LOG_PATTERNS, LOG_SEARCH, POD_LOGS)
 EVENT_TOOLS = (EVENTS, DESCRIBE, NODES, QUOTAS)
 
 RECENT = timedelta(hours=1)
 STALE_RUN = timedelta(days=1)  # a failed batch run older than this is a past story
+BATCH = ("Job", "CronJob")
 
 
 def older_than(workload: Workload, age: timedelta) -> bool:
@@ -77,6 +51,12 @@ def older_than(workload: Workload, age: timedelta) -> bool:
 def is_recent(moment: datetime | None, now: datetime, window: timedelta = RECENT) -> bool:
     """Within `window` before now; unknown times count as recent (events live an hour)."""
     return moment is None or now - moment <= window
+
+
+def recent_events(facts: Facts, *, warnings: bool = False, reason: str = "") -> list[Event]:
+    """The events of the last hour: only warnings, or only those of one reason, if asked."""
+    return [e for e in facts.events if is_recent(e.last, facts.now)
+            and (not warnings or e.type == "Warning") and (not reason or e.reason == reason)]
 
 
 def _start(phrase: str) -> str:
@@ -99,8 +79,6 @@ def _one(phrase: str) -> re.Pattern[str]:
 def phrase_in(text: str, phrases: Sequence[str]) -> str | None:
     """The first of `phrases` (in their order) found in `text`, case-insensitive, on word
     starts. One combined regex rules out the common case (no phrase) in a single pass."""
-    if not phrases:
-        return None
     low = text.lower()
     if _any_of(tuple(phrases)).search(low) is None:
         return None
@@ -113,8 +91,7 @@ def snippet(text: str, phrase: str, width: int = 70) -> str:
     index = line.lower().find(phrase.lower())
     if index < 0:
         return phrase
-    start = max(0, index - width // 3)
-    if start:
+    if start := max(0, index - width // 3):
         space = line.find(" ", start, index)
         start = space + 1 if space >= 0 else start
     end = min(len(line), index + len(phrase) + width)
@@ -149,9 +126,6 @@ def pattern_workloads(pattern: LogPattern, facts: Facts) -> list[Ref]:
     return sorted(found, key=lambda r: -found[r])
 
 
-BATCH = ("Job", "CronJob")
-
-
 def batch_owner(facts: Facts, ref: Ref) -> Ref:
     """The CronJob a Job was made by (its name is the CronJob's plus a schedule suffix):
     a scheduled run's fault is its CronJob's. Any other object is its own owner."""
@@ -166,6 +140,12 @@ def pod_workload(facts: Facts, pod: Pod) -> Ref | None:
     ref = pod.owner if pod.owner and pod.owner.kind != "ReplicaSet" else \
         facts.workload_of_pod(pod.namespace, pod.name) or pod.owner
     return batch_owner(facts, ref) if ref is not None else None
+
+
+def owned_pods(facts: Facts) -> list[tuple[Ref, Pod]]:
+    """Every pod whose workload is known, with that workload."""
+    return [(ref, pod) for pod in facts.pods.values()
+            if (ref := pod_workload(facts, pod)) is not None]
 
 
 def oom_job(facts: Facts, job: Ref) -> bool:
@@ -190,21 +170,17 @@ def event_workload(facts: Facts, event: Event) -> Ref | None:
     """The workload an event is about (its pod's or ReplicaSet's owner, or itself)."""
     if event.kind in ("Deployment", "StatefulSet", "DaemonSet", *BATCH):
         return batch_owner(facts, Ref(event.kind, event.namespace, event.name))
-    if event.kind in ("Pod", "ReplicaSet"):
-        ref = facts.workload_of_pod(event.namespace, event.name)
-        if ref is not None:
-            return batch_owner(facts, ref)
-        for candidate in facts.workloads:
-            if candidate.namespace == event.namespace and owns(candidate.name, event.name):
-                return candidate
-    return None
+    if event.kind not in ("Pod", "ReplicaSet"):
+        return None
+    if (ref := facts.workload_of_pod(event.namespace, event.name)) is not None:
+        return batch_owner(facts, ref)
+    return next((candidate for candidate in facts.workloads if candidate.namespace ==
+                 event.namespace and owns(candidate.name, event.name)), None)
 
 
 def level_of(pattern: LogPattern) -> str:
     """The dominant level of a pattern ("" if unknown)."""
-    if not pattern.levels:
-        return ""
-    return max(pattern.levels.items(), key=lambda kv: kv[1])[0].lower()
+    return max(pattern.levels.items(), key=lambda kv: kv[1], default=("", 0))[0].lower()
 
 
 def predates(pattern_first: datetime | None, onset: datetime | None,
@@ -214,22 +190,16 @@ def predates(pattern_first: datetime | None, onset: datetime | None,
 
 
 def first_of(values: Sequence[datetime | None]) -> datetime | None:
-    present = [v for v in values if v is not None]
-    return min(present) if present else None
+    return min((v for v in values if v is not None), default=None)
 
 
 def signal_change(facts: Facts, ref: Ref) -> datetime | None:
     """When the workload's 5xx ratio or latency turned abnormal, per its metrics."""
-    signals = facts.signals_of(ref)
-    if signals is None:
+    if (signals := facts.signals_of(ref)) is None:
         return None
-    moments = []
-    for name in ("requests", "latency"):
-        signal = signals.get(name)
-        change = signal.get("change")
-        if signal.get("abnormal") and isinstance(change, dict):
-            moments.append(parse_stamp(change.get("at")))
-    return first_of(moments)
+    changes = [signals.get(name).get("change") for name in ("requests", "latency")
+               if signals.get(name).get("abnormal")]
+    return first_of([parse_stamp(c.get("at")) for c in changes if isinstance(c, dict)])
 
 
 def stamp(moment: datetime) -> str:

@@ -12,14 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from engines.analyzer.detectors._common import (
-    level_of,
-    pattern_workloads,
-    phrase_in,
-    predates,
-    signal_change,
-    snippet,
-)
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import Facts, LogPattern, Ref
 from engines.analyzer.scope import Scope
 
@@ -47,30 +40,29 @@ def sightings(facts: Facts, scope: Scope, phrases: Sequence[str],
     may spot further ones by shape, returning the piece of text that it matched."""
     found: list[Sighting] = []
     for pattern in facts.patterns:
-        phrase = phrase_in(pattern.text, phrases)
+        phrase = t.phrase_in(pattern.text, phrases)
         if phrase is None and find is not None:
             phrase = find(pattern.text)
-        if phrase is None or (exclude and phrase_in(pattern.text, exclude)):
+        if phrase is None or (exclude and t.phrase_in(pattern.text, exclude)):
             continue
-        owners = pattern_workloads(pattern, facts)
-        if not owners:
+        if not (owners := t.pattern_workloads(pattern, facts)):
             continue
         factor, why = _factor(facts, scope, pattern, owners[0])
-        quote = snippet(pattern.example or pattern.template, phrase)
+        quote = t.snippet(pattern.example or pattern.template, phrase)
         found.append(Sighting(pattern, owners[0], phrase, factor, quote, why))
     found.sort(key=lambda s: (-s.factor * s.pattern.count, s.pattern.template))
     return found
 
 
 def _factor(facts: Facts, scope: Scope, pattern: LogPattern, owner: Ref) -> tuple[float, str]:
-    factor = _LEVELS.get(level_of(pattern), 0.5)
+    factor = _LEVELS.get(t.level_of(pattern), 0.5)
     if pattern.previous:
         factor = max(factor, 0.9)
     count = pattern.count
     factor *= 1.0 if count >= 10 or pattern.previous else 0.8 if count >= 3 else 0.5
     why = ""
-    onset = scope.onset or signal_change(facts, owner)
-    if predates(pattern.first, onset):
+    onset = scope.onset or t.signal_change(facts, owner)
+    if t.predates(pattern.first, onset):
         factor *= 0.35
         why = "it was already there before the incident began"
     if pattern.last is not None and facts.now - pattern.last > STALE:

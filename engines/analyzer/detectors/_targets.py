@@ -32,6 +32,9 @@ RESOLUTION_FAILURES = ("no such host", "nxdomain", "name resolution", "server mi
                        "dial tcp: lookup", ":53: i/o timeout", ":53: read udp")
 IN_CLUSTER = (".svc", ".svc.cluster.local", ".cluster.local", ".pod.cluster.local")
 _ADDRESS = re.compile(r"(?<![\w.:/-])(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{1,5}))?(?![\w.])")
+_UPSTREAM = re.compile(r"\b(?:upstream|backend|back-end|downstream service)\b", re.I)
+_FAILED = re.compile(r"timed? ?out|timeout|refused|unavailable|reset|\b50[234]\b|unreachable",
+                     re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +96,7 @@ def resolve(host: str, port: str, caller_namespace: str, facts: Facts) -> Target
     if "." not in low:
         known = {n for ns, n in facts.services if ns == caller_namespace} | {
             r.name for r in facts.workloads if r.namespace == caller_namespace}
-        if low in known:
-            return Target(host, port, caller_namespace, low)
-        return Target(host, port)
+        return Target(host, port, caller_namespace, low) if low in known else Target(host, port)
     first, _, rest = low.partition(".")
     if rest in facts.namespaces_seen and (rest, first) in facts.services:
         return Target(host, port, rest, first)
@@ -116,13 +117,12 @@ def target_workload(target: Target, facts: Facts) -> Ref | None:
     """The workload behind an in-cluster target (same name as its Service, or a prefix)."""
     if not target.in_cluster:
         return None
-    exact = [r for r in facts.workloads
-             if r.namespace == target.namespace and r.name == target.service]
-    if exact:
+    if exact := [r for r in facts.workloads
+                 if r.namespace == target.namespace and r.name == target.service]:
         return exact[0]
-    near = [r for r in facts.workloads if r.namespace == target.namespace
-            and (r.name.startswith(target.service) or target.service.startswith(r.name))]
-    return min(near, key=lambda r: len(r.name)) if near else None
+    near = (r for r in facts.workloads if r.namespace == target.namespace
+            and (r.name.startswith(target.service) or target.service.startswith(r.name)))
+    return min(near, key=lambda r: len(r.name), default=None)
 
 
 def troubled(ref: Ref, facts: Facts) -> bool:
@@ -133,11 +133,6 @@ def troubled(ref: Ref, facts: Facts) -> bool:
         return True
     signals = facts.signals_of(ref)
     return signals is not None and any(a in ("memory", "restarts") for a in signals.abnormal)
-
-
-_UPSTREAM = re.compile(r"\b(?:upstream|backend|back-end|downstream service)\b", re.I)
-_FAILED = re.compile(r"timed? ?out|timeout|refused|unavailable|reset|\b50[234]\b|unreachable",
-                     re.I)
 
 
 def unnamed_upstream(facts: Facts, caller: Ref, text: str) -> Ref | None:
@@ -159,8 +154,7 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     for pattern in facts.patterns:
         text = f"{pattern.example} {pattern.template}"
         hosts = hosts_in(text)
-        owners = pattern_workloads(pattern, facts)
-        if not owners:
+        if not (owners := pattern_workloads(pattern, facts)):
             continue
         caller = owners[0]
         if resolvers and phrase_in(pattern.text, RESOLUTION_FAILURES):  # the resolver is called
@@ -179,11 +173,8 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
 def _says(name: str, low: str) -> bool:
     """Whether the text names the workload or one of its pods ("journal member bid-journal-2
     answered 507", "checkout-7d9f8-x2k4p timed out")."""
-    for match in re.finditer(rf"(?<![\w.-]){re.escape(name)}((?:-[a-z0-9]+){{0,2}})(?![\w-])",
-                             low):
-        if not match.group(1) or owns(name, match.group(0)):
-            return True
-    return False
+    said = re.finditer(rf"(?<![\w.-]){re.escape(name)}((?:-[a-z0-9]+){{0,2}})(?![\w-])", low)
+    return any(not match.group(1) or owns(name, match.group(0)) for match in said)
 
 
 def named(text: str, caller: Ref, facts: Facts) -> list[Ref]:

@@ -11,15 +11,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    AUTOSCALERS,
-    DESCRIBE,
-    LOG_TOOLS,
-    SIGNALS,
-    pod_workload,
-    signal_change,
-)
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
+from engines.analyzer.detectors._common import pod_workload, signal_change
 from engines.analyzer.detectors.dns import failing_callers
 from engines.analyzer.facts import Facts, Ref, parse_stamp
 from engines.analyzer.scope import Scope
@@ -39,7 +33,7 @@ def _cpu_limit(facts: Facts, ref: Ref) -> tuple[str, Clue | None]:
             if limit := container.limits.get("cpu"):
                 return limit, Clue(0.1, f"CPU limit {limit}",
                                    (f"limits: … cpu: {limit}", f"limits: … cpu: '{limit}'"),
-                                   pod.described, (DESCRIBE,), "cpu-limit")
+                                   pod.described, (t.DESCRIBE,), "cpu-limit")
     return "", None
 
 
@@ -54,38 +48,35 @@ def _throttling(facts: Facts, scope: Scope) -> list[Candidate]:
         if not (cpu.get("abnormal") and (ratio >= 0.2 or peak >= 0.4 or after >= 0.25)):
             continue
         entry = Candidate("cpu_throttling", ref)
-        entry.clues.append(Clue(0.45 if max(ratio, after) >= 0.25 or peak >= 0.5 else 0.3,
-                                str(cpu.get("why")),
-                                ("CPU throttling rose", "CPU periods throttled",
-                                 "throttled_ratio"), signals.source, (SIGNALS,), "throttled"))
+        entry.add(0.45 if max(ratio, after) >= 0.25 or peak >= 0.5 else 0.3, str(cpu.get("why")),
+                  ("CPU throttling rose", "CPU periods throttled", "throttled_ratio"),
+                  signals.source, (t.SIGNALS,), "throttled")
         latency = signals.get("latency")
         lookups = failing_callers(facts, scope, ref) if not latency.get("abnormal") else []
         if lookups:  # a DNS server's latency is its callers' lookups timing out
             first = lookups[0]
             entry.clues.append(Clue(0.3, f"{len(lookups)} workload(s) fail to resolve names "
                                     f"through it, {first.workload.name}: {first.quote[:70]}",
-                                    (first.quote,), first.pattern.source, LOG_TOOLS, "latency"))
+                                    (first.quote,), first.pattern.source, t.LOG_TOOLS, "latency"))
         if latency.get("abnormal"):
-            entry.clues.append(Clue(0.3, str(latency.get("why")), ("p99 rose",), signals.source,
-                                    (SIGNALS,), "latency"))
+            entry.add(0.3, str(latency.get("why")), ("p99 rose",), signals.source, (t.SIGNALS,),
+                      "latency")
         began = parse_stamp(shift.get("at")) if isinstance(shift, dict) else None
         trouble = signal_change(facts, ref) or (lookups[0].pattern.first if lookups else None) \
             or scope.onset
         if (latency.get("abnormal") or lookups) and began is not None and trouble is not None \
                 and abs((trouble - began).total_seconds()) <= ALONGSIDE.total_seconds():
-            entry.clues.append(Clue(0.3, "the trouble began when the throttling did",
-                                    ("CPU throttling rose",), signals.source, (SIGNALS,),
-                                    "throttled-onset"))
+            entry.add(0.3, "the trouble began when the throttling did", ("CPU throttling rose",),
+                      signals.source, (t.SIGNALS,), "throttled-onset")
         limit, clue = _cpu_limit(facts, ref)
         if clue is not None:
             entry.clues.append(clue)
         entry.fix = (f"Raise (or remove) the CPU limit of {ref.kind} {ref.namespace}/{ref.name}"
                      + (f" (now {limit})" if limit else "")
                      + " so it is not throttled under load, or add replicas to spread the load.")
-        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"read {ref.name}'s CPU limit"))
-        entry.followups.append(Followup(AUTOSCALERS, {"namespace": ref.namespace},
-                                        f"see whether an autoscaler could add {ref.name} pods"))
+        entry.follow(t.DESCRIBE, ref.pod_args, f"read {ref.name}'s CPU limit")
+        entry.follow(t.AUTOSCALERS, {"namespace": ref.namespace},
+                     f"see whether an autoscaler could add {ref.name} pods")
         found.append(entry)
     return found
 
@@ -100,32 +91,26 @@ def _autoscaling(facts: Facts) -> list[Candidate]:
         entry = Candidate("autoscaling_limit", target)
         limited = [p for p in hpa.problems if "ScalingLimited" in p or "TooManyReplicas" in p]
         weight = 0.55 if limited else 0.2
-        entry.clues.append(Clue(weight, f"HorizontalPodAutoscaler {name} is at its maximum of "
-                                f"{hpa.maximum} replicas" + (f": {limited[0][:80]}" if limited
-                                                              else ""),
-                                (*tuple(p[:60] for p in limited), f"max: {hpa.maximum}"),
-                                hpa.source, (AUTOSCALERS,), "hpa-max"))
-        above = [p for p in hpa.problems if "above target" in p]
-        if above:
-            entry.clues.append(Clue(0.3, above[0][:100], (above[0][:50],), hpa.source,
-                                    (AUTOSCALERS,), "hpa-above"))
+        entry.add(weight, f"HorizontalPodAutoscaler {name} is at its maximum of {hpa.maximum} "
+                  "replicas" + (f": {limited[0][:80]}" if limited else ""),
+                  (*tuple(p[:60] for p in limited), f"max: {hpa.maximum}"), hpa.source,
+                  (t.AUTOSCALERS,), "hpa-max")
+        if above := [p for p in hpa.problems if "above target" in p]:
+            entry.add(0.3, above[0][:100], (above[0][:50],), hpa.source, (t.AUTOSCALERS,),
+                      "hpa-above")
         if hpa.desired > (hpa.maximum or 0):
-            entry.clues.append(Clue(0.15, f"it wants {hpa.desired} replicas",
-                                    (f"desired: {hpa.desired}",), hpa.source, (AUTOSCALERS,),
-                                    "hpa-desired"))
+            entry.add(0.15, f"it wants {hpa.desired} replicas", (f"desired: {hpa.desired}",),
+                      hpa.source, (t.AUTOSCALERS,), "hpa-desired")
         signals = facts.signals_of(target)
         if signals is not None:
             for key in ("latency", "requests", "cpu"):
                 signal = signals.get(key)
                 if signal.get("abnormal"):
-                    entry.clues.append(Clue(0.2, str(signal.get("why")),
-                                            ("p99 rose", "5xx ratio rose", "CPU"),
-                                            signals.source, (SIGNALS,), f"saturated-{key}"))
+                    entry.add(0.2, str(signal.get("why")), ("p99 rose", "5xx ratio rose", "CPU"),
+                              signals.source, (t.SIGNALS,), f"saturated-{key}")
         entry.fix = (f"Raise maxReplicas of HorizontalPodAutoscaler {namespace}/{name} (now "
                      f"{hpa.maximum}) and make sure the cluster has room for the extra pods, or "
                      f"make {target.name} cheaper per request.")
-        entry.followups.append(Followup(SIGNALS, {"namespace": target.namespace,
-                                                  "workload": target.name},
-                                        f"see how saturated {target.name} is"))
+        entry.follow(t.SIGNALS, target.workload_args, f"see how saturated {target.name} is")
         found.append(entry)
     return found

@@ -21,21 +21,8 @@ from __future__ import annotations
 
 import re
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    EVENT_TOOLS,
-    INGRESSES,
-    LOG_PATTERNS,
-    LOG_TOOLS,
-    PODS,
-    SIGNALS,
-    event_workload,
-    is_recent,
-    level_of,
-    pattern_workloads,
-    phrase_in,
-    snippet,
-)
+from engines.analyzer.candidates import Candidate, Followup
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._logs import Sighting, sightings
 from engines.analyzer.detectors._targets import (
     behind_ingress,
@@ -124,8 +111,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             entries = _refused(found, facts, sighting, graph, weight)
             clients.update(e.culprit for e in entries if e.culprit != logger)
         else:
-            server = next(iter(_servers(text, logger, facts)), None)
-            if server is None:
+            if (server := next(iter(_servers(text, logger, facts)), None)) is None:
                 unnamed.append((sighting, weight))
                 outside.update(h for h, _ in hosts_in(text) if resolve(
                     h, "", logger.namespace, facts).external)
@@ -145,7 +131,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.affects = tuple(dict.fromkeys(a for a in entry.affects if a != ref))
         _finish(facts, ref, entry, client=ref in clients)
         if outside and not facts.ingresses_read:
-            entry.followups.insert(0, Followup(INGRESSES, {}, "see whether an Ingress of the "
+            entry.followups.insert(0, Followup(t.INGRESSES, {}, "see whether an Ingress of the "
                                                f"cluster serves {sorted(outside)[0]}"))
     return list(found.values())
 
@@ -162,8 +148,7 @@ def _unnamed(found: dict[Ref, Candidate], facts: Facts, unnamed: list[tuple[Sigh
         logger = sighting.workload
         tiers = [sorted((s for s in group if s != logger), key=str) for group in
                  ([s for s in named | alerted if logger in graph.get(s, ())], named, alerted)]
-        server = next((tier[0] for tier in tiers if len(tier) == 1), None)
-        if server is None:
+        if (server := next((tier[0] for tier in tiers if len(tier) == 1), None)) is None:
             entry = _clue(found, logger, sighting, weight, f"{logger.name} logs "
                           f"{sighting.quote[:90]!r}", f"tls-{logger.name}")
         else:
@@ -192,9 +177,8 @@ def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,
         entry.affects += (server,)
         if how != "caller" and (calls := _calls(facts, client, server)) is not None:
             pattern, quote = calls
-            entry.clues.append(Clue(0.3, f"{client.name}'s calls to {server.name} fail: "
-                                    f"{quote[:80]!r}", (quote,), pattern.source, LOG_TOOLS,
-                                    f"tls-calls-{server.name}"))
+            entry.add(0.3, f"{client.name}'s calls to {server.name} fail: {quote[:80]!r}",
+                      (quote,), pattern.source, t.LOG_TOOLS, f"tls-calls-{server.name}")
         entries.append(entry)
     if not entries:
         entry = _clue(found, server, sighting, weight, f"{server.name} logs "
@@ -205,7 +189,7 @@ def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,
             entry.demote(0.6, why)
         entries.append(entry)
     for ip in _PEER_IP.findall(text)[:1]:
-        lookup = Followup(PODS, {"ip": ip}, f"find the client at {ip} that {server.name} "
+        lookup = Followup(t.PODS, {"ip": ip}, f"find the client at {ip} that {server.name} "
                           "refuses")
         for entry in entries if workload_at(ip, facts) is None else ():
             if lookup not in entry.followups:
@@ -216,13 +200,13 @@ def _refused(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting,
 def _calls(facts: Facts, client: Ref, server: Ref) -> tuple[LogPattern, str] | None:
     """A warning or error of the client about calling the server, and a quote of it."""
     for pattern in facts.patterns:
-        if level_of(pattern) in ("info", "debug") or client not in pattern_workloads(
+        if t.level_of(pattern) in ("info", "debug") or client not in t.pattern_workloads(
                 pattern, facts)[:1]:
             continue
         text = pattern.example or pattern.template
         for host, port in hosts_in(text):
             if target_workload(resolve(host, port, client.namespace, facts), facts) == server:
-                return pattern, snippet(text, host)
+                return pattern, t.snippet(text, host)
     return None
 
 
@@ -231,41 +215,34 @@ def _events(facts: Facts, found: dict[Ref, Candidate]) -> None:
     certificate ("failed calling webhook ... Post https://policy.guard.svc:443/validate:
     x509: certificate has expired"): the server behind that host is the culprit. A
     registry's certificate (an image pull) is image_pull's."""
-    for event in facts.events:
-        if event.type != "Warning" or not is_recent(event.last, facts.now):
-            continue
-        phrase = phrase_in(event.message, TLS)
-        victim = event_workload(facts, event)
-        if phrase is None or victim is None or phrase_in(event.message, PULLS) or whose(
+    for event in t.recent_events(facts, warnings=True):
+        phrase = t.phrase_in(event.message, TLS)
+        victim = t.event_workload(facts, event)
+        if phrase is None or victim is None or t.phrase_in(event.message, PULLS) or whose(
                 event.message) != "server":
             continue
         for server in [s for s in _servers(event.message, victim, facts) if s != victim][:1]:
-            quote = snippet(event.message, phrase)
+            quote = t.snippet(event.message, phrase)
             entry = found.setdefault(server, Candidate("certificate", server))
-            entry.clues.append(Clue(0.6 if event.count >= 3 else 0.4,
-                                    f"{event.reason} for {victim.name}: {quote[:90]!r}",
-                                    (quote, event.reason), event.source, EVENT_TOOLS,
-                                    f"tls-event-{victim.name}"))
+            entry.add(0.6 if event.count >= 3 else 0.4,
+                      f"{event.reason} for {victim.name}: {quote[:90]!r}", (quote, event.reason),
+                      event.source, t.EVENT_TOOLS, f"tls-event-{victim.name}")
             entry.affects += (victim,)
 
 
 def _clue(found: dict[Ref, Candidate], culprit: Ref, sighting: Sighting, weight: float,
           note: str, topic: str) -> Candidate:
     entry = found.setdefault(culprit, Candidate("certificate", culprit))
-    entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
-                            sighting.pattern.source, LOG_TOOLS, topic))
+    entry.add(weight, note, (sighting.quote, sighting.phrase), sighting.pattern.source, t.LOG_TOOLS,
+              topic)
     return entry
 
 
 def _servers(text: str, logger: Ref, facts: Facts) -> list[Ref]:
     """The in-cluster workloads behind the hosts a line names (the servers it calls)."""
-    found = []
-    for host, port in hosts_in(text):
-        target = behind_ingress(resolve(host, port, logger.namespace, facts), facts)
-        ref = target_workload(target, facts)
-        if ref is not None and ref not in found:
-            found.append(ref)
-    return found
+    found = [target_workload(behind_ingress(resolve(host, port, logger.namespace, facts), facts),
+                             facts) for host, port in hosts_in(text)]
+    return list(dict.fromkeys(ref for ref in found if ref is not None))
 
 
 def _clients(text: str, server: Ref, facts: Facts,
@@ -273,21 +250,17 @@ def _clients(text: str, server: Ref, facts: Facts,
     """The clients whose certificate a server refuses: by the subject the line names, by the
     pod IP it came from, else the server's callers that themselves log TLS trouble (or the
     one caller whose calls to it fail)."""
-    named = []
-    for subject in _SUBJECT.findall(text):
-        target = resolve(subject, "", server.namespace, facts)
-        ref = target_workload(target, facts) or next(
-            (r for r in facts.workloads if r.name == subject.lower()), None)
-        if ref is not None and ref != server and ref not in named:
-            named.append(ref)
-    if named:
+    named = [target_workload(resolve(subject, "", server.namespace, facts), facts) or next(
+        (r for r in facts.workloads if r.name == subject.lower()), None)
+        for subject in _SUBJECT.findall(text)]
+    if named := list(dict.fromkeys(r for r in named if r is not None and r != server)):
         return named, "name"
     at = [ref for ip in _PEER_IP.findall(text) if (ref := workload_at(ip, facts))]
     if at:
         return list(dict.fromkeys(r for r in at if r != server)), "ip"
     callers = sorted((c for c in graph.get(server, ()) if c != server), key=str)
     troubled = {ref for pattern in facts.patterns if _TLS_TROUBLE.search(pattern.text)
-                for ref in pattern_workloads(pattern, facts)[:1]}
+                for ref in t.pattern_workloads(pattern, facts)[:1]}
     failing = [c for c in callers if _calls(facts, c, server) is not None]
     return [c for c in callers if c in troubled] or (failing if len(failing) == 1 else []), \
         "caller"
@@ -296,8 +269,8 @@ def _clients(text: str, server: Ref, facts: Facts,
 def _finish(facts: Facts, ref: Ref, entry: Candidate, *, client: bool) -> None:
     signals = facts.signals_of(ref)
     if signals is not None and signals.get("requests").get("abnormal"):
-        entry.clues.append(Clue(0.15, str(signals.get("requests").get("why")),
-                                ("5xx ratio",), signals.source, (SIGNALS,), "tls-errors"))
+        entry.add(0.15, str(signals.get("requests").get("why")), ("5xx ratio",), signals.source,
+                  (t.SIGNALS,), "tls-errors")
     if client:
         peers = ", ".join(a.name for a in entry.affects[:2]) or "the servers it calls"
         entry.fix = (f"Renew the client certificate (mTLS) that {ref.kind} {ref.namespace}/"
@@ -307,6 +280,5 @@ def _finish(facts: Facts, ref: Ref, entry: Candidate, *, client: bool) -> None:
         entry.fix = (f"Renew or replace the TLS certificate used by {ref.kind} {ref.namespace}/"
                      f"{ref.name} (check its expiry, issuer chain and the names it covers), "
                      "then reload the pods that serve it.")
-    entry.followups.append(Followup(LOG_PATTERNS, {"namespace": ref.namespace,
-                                                   "text": "certificate"},
-                                    "read the TLS errors in full"))
+    entry.follow(t.LOG_PATTERNS, {"namespace": ref.namespace, "text": "certificate"},
+                 "read the TLS errors in full")

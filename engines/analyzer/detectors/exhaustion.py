@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
+from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors._common import LOG_TOOLS, METRICS, POD_LOGS, SIGNALS
 from engines.analyzer.detectors._logs import by_workload, sightings
 from engines.analyzer.facts import Facts, MetricRow, Ref, owns
@@ -79,6 +79,11 @@ _SHAPES = (
 # "active" alone is also what a healthy pool says at start: it needs a word of trouble.
 _TROUBLE = re.compile(r"saturat|exhaust|busy|block|reject|full|starv|capacity|limit|waiting",
                       re.I)
+SERVER_FULL = ("too many clients", "too many connections", "remaining connection slots")
+PER_CLIENT = ("pg_stat_activity_count",)  # connections by application_name, usename, state
+CLIENT_LABELS = ("application_name", "usename", "user", "client", "app")
+HOLDER_SHARE = 0.5  # a client holding at least half of the server's connections...
+HOLDER_LEAD = 2.0  # ...and twice as many as the next one
 
 
 def _saturated(text: str) -> tuple[str, str] | None:
@@ -103,26 +108,17 @@ def saturation(text: str) -> str | None:
 
 def _kind(text: str) -> str:
     low = text.lower()
-    named = next((k for k, phrases in KINDS.items() if any(p in low for p in phrases)), None)
-    if named is not None:
+    if named := next((k for k, phrases in KINDS.items() if any(p in low for p in phrases)), ""):
         return named
     found = _saturated(text)
     return found[1] if found else "an inner resource"
-
-
-SERVER_FULL = ("too many clients", "too many connections", "remaining connection slots")
-PER_CLIENT = ("pg_stat_activity_count",)  # connections by application_name, usename, state
-CLIENT_LABELS = ("application_name", "usename", "user", "client", "app")
-HOLDER_SHARE = 0.5  # a client holding at least half of the server's connections...
-HOLDER_LEAD = 2.0  # ...and twice as many as the next one
 
 
 def _clients(rows: list[MetricRow]) -> dict[str, float]:
     """Connections now held by each client (summed over states and databases)."""
     held: dict[str, float] = {}
     for row in rows:
-        name = next((row.labels[k] for k in CLIENT_LABELS if row.labels.get(k)), "")
-        if name:
+        if name := next((row.labels[k] for k in CLIENT_LABELS if row.labels.get(k)), ""):
             held[name] = held.get(name, 0.0) + row.last
     return held
 
@@ -140,8 +136,7 @@ def _holder(facts: Facts, victims: tuple[Ref, ...]) -> Candidate | None:
         rows = facts.metric_rows.get(metric) or []
         held = _clients(rows)
         total = sum(held.values())
-        ranked = sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))
-        if not ranked or total <= 0:
+        if not (ranked := sorted(held.items(), key=lambda kv: (-kv[1], kv[0]))) or total <= 0:
             continue
         client, count = ranked[0]
         runner = ranked[1][1] if len(ranked) > 1 else 0.0
@@ -151,20 +146,18 @@ def _holder(facts: Facts, victims: tuple[Ref, ...]) -> Candidate | None:
         source = next((r.source for r in rows if client in r.labels.values()), None)
         servers = {facts.workload_of_pod(r.labels.get("namespace", ""), r.labels.get("pod", ""))
                    for r in rows}
-        victims = tuple(v for v in victims if v not in servers and v != ref)
-        if not victims:
+        if not (victims := tuple(v for v in victims if v not in servers and v != ref)):
             continue
         entry = Candidate("resource_exhaustion", ref, affects=victims)
-        entry.clues.append(Clue(0.6, f"{client} holds {count:g} of the {total:g} connections "
-                                f"the database has ({count / total:.0%}), while "
-                                f"{' and '.join(v.name for v in victims[:2])} "
-                                f"{'is' if len(victims) == 1 else 'are'} refused",
-                                (client, metric), source, (METRICS,), "holds-connections"))
+        entry.add(0.6, f"{client} holds {count:g} of the {total:g} connections the database has "
+                  f"({count / total:.0%}), while {' and '.join(v.name for v in victims[:2])} "
+                  f"{'is' if len(victims) == 1 else 'are'} refused", (client, metric), source,
+                  (METRICS,), "holds-connections")
         grew = [r for r in rows if client in r.labels.values() and r.change_at is not None
                 and (r.after or 0.0) > (r.before or 0.0)]
         if grew or any(r.maximum > r.mean * 1.2 for r in rows if client in r.labels.values()):
-            entry.clues.append(Clue(0.2, f"{client}'s connections keep growing",
-                                    (client,), source, (METRICS,), "connections-grow"))
+            entry.add(0.2, f"{client}'s connections keep growing", (client,), source, (METRICS,),
+                      "connections-grow")
         entry.fix = (f"{ref.kind} {ref.namespace}/{ref.name} holds most of the database's "
                      "connections: restart it to release them now, then make it close or pool "
                      "its connections; cap it with a per-role connection limit and an idle "
@@ -201,19 +194,15 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if signals is not None:
             for name in ("requests", "latency"):
                 if signals.get(name).get("abnormal"):
-                    entry.clues.append(Clue(0.15, str(signals.get(name).get("why")),
-                                            ("rose from", "5xx ratio"), signals.source,
-                                            (SIGNALS,), f"exhausted-{name}"))
+                    entry.add(0.15, str(signals.get(name).get("why")), ("rose from", "5xx ratio"),
+                              signals.source, (SIGNALS,), f"exhausted-{name}")
         entry.fix = (f"{ref.kind} {ref.namespace}/{ref.name} runs out of {kind}: raise that limit "
                      "(pool size, ulimit, thread cap, volume size) and fix what holds the "
                      "resource (leaked connections or files, unbounded work, old data).")
-        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"read {ref.name}'s own log around the exhaustion"))
+        entry.follow(POD_LOGS, ref.pod_args, f"read {ref.name}'s own log around the exhaustion")
         if ref in victims:
             for metric in PER_CLIENT:
-                entry.followups.append(Followup(METRICS, {"metric": metric, "since": "1h"},
-                                                "see who holds the database's connections"))
-            if holder is not None and holder.culprit != ref:
-                entry.demote(0.4, f"{holder.culprit.name} holds the connections it is refused")
+                entry.follow(METRICS, {"metric": metric, "since": "1h"},
+                             "see who holds the database's connections")
         found.append(entry)
     return found

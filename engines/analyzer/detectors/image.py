@@ -6,18 +6,8 @@ Signals: containers waiting in ErrImagePull / ImagePullBackOff / InvalidImageNam
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    DESCRIBE,
-    EVENT_TOOLS,
-    EVENTS,
-    PODS,
-    WORKLOADS,
-    event_workload,
-    is_recent,
-    phrase_in,
-    pod_workload,
-)
+from engines.analyzer.candidates import Candidate
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -33,7 +23,7 @@ AUTH = ("unauthorized", "authentication required", "pull access denied", "denied
 
 def _fix(ref: Ref, image: str, message: str) -> str:
     what = f"image {image}" if image else "its image"
-    if phrase_in(message, AUTH):
+    if t.phrase_in(message, AUTH):
         return (f"Give {ref.kind} {ref.namespace}/{ref.name} registry credentials that can pull "
                 f"{what} (fix the imagePullSecret or the registry permissions).")
     return (f"Point {ref.kind} {ref.namespace}/{ref.name} at an image that exists ({what} "
@@ -48,52 +38,40 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     def candidate(ref: Ref) -> Candidate:
         return found.setdefault(ref, Candidate("image_pull", ref))
 
-    for pod in facts.pods.values():
-        ref = pod_workload(facts, pod)
-        if ref is None:
-            continue
+    for ref, pod in t.owned_pods(facts):
         for container in pod.containers:
             if container.waiting in PULL_STATES:
                 entry = candidate(ref)
-                entry.clues.append(Clue(0.7, f"container {container.name} is waiting in "
-                                        f"{container.waiting}", (container.waiting,),
-                                        pod.described, (DESCRIBE, PODS), "pull-state"))
+                entry.add(0.7, f"container {container.name} is waiting in {container.waiting}",
+                          (container.waiting,), pod.described, (t.DESCRIBE, t.PODS), "pull-state")
                 images[ref] = container.image
                 if container.waiting_message:
                     messages.setdefault(ref, []).append(container.waiting_message)
-                    entry.clues.append(Clue(0.2, container.waiting_message[:120],
-                                            (container.waiting_message[:60],), pod.described,
-                                            (DESCRIBE,), "pull-message"))
+                    entry.add(0.2, container.waiting_message[:120],
+                              (container.waiting_message[:60],), pod.described, (t.DESCRIBE,),
+                              "pull-message")
         if not pod.containers and pod.status.removeprefix("Init:") in PULL_STATES:
-            candidate(ref).clues.append(Clue(0.6, f"pod {pod.name} is {pod.status}",
-                                             (pod.status,), pod.source, (PODS,), "pull-row"))
+            candidate(ref).add(0.6, f"pod {pod.name} is {pod.status}", (pod.status,), pod.source,
+                               (t.PODS,), "pull-row")
     for ref, workload in facts.workloads.items():
-        pulling = sum(n for s, n in workload.statuses.items() if s in PULL_STATES)
-        if pulling:
-            candidate(ref).clues.append(Clue(
-                0.55, f"{pulling} pod(s) cannot pull their image",
-                tuple(s for s in workload.statuses if s in PULL_STATES), workload.source,
-                (WORKLOADS,), "pull-rollup"))
+        if pulling := sum(n for s, n in workload.statuses.items() if s in PULL_STATES):
+            candidate(ref).add(0.55, f"{pulling} pod(s) cannot pull their image",
+                               tuple(s for s in workload.statuses if s in PULL_STATES),
+                               workload.source, (t.WORKLOADS,), "pull-rollup")
             images.setdefault(ref, next(iter(workload.images), ""))
-    for event in facts.events:
-        if event.type != "Warning" or not is_recent(event.last, facts.now):
-            continue
+    for event in t.recent_events(facts, warnings=True):
         if event.reason not in ("Failed", "BackOff", "ErrImagePull", "ImagePullBackOff") or \
-                not phrase_in(event.message, PULL_MESSAGES):
+                not t.phrase_in(event.message, PULL_MESSAGES):
             continue
         if "image" not in event.message.lower():
             continue
-        ref = event_workload(facts, event)
-        if ref is None:
+        if (owner := t.event_workload(facts, event)) is None:
             continue
-        messages.setdefault(ref, []).append(event.message)
-        candidate(ref).clues.append(Clue(0.45, event.message[:140], (event.message[:60],),
-                                         event.source, EVENT_TOOLS, "pull-event"))
+        messages.setdefault(owner, []).append(event.message)
+        candidate(owner).add(0.45, event.message[:140], (event.message[:60],), event.source,
+                             t.EVENT_TOOLS, "pull-event")
     for ref, entry in found.items():
         entry.fix = _fix(ref, images.get(ref, ""), " ".join(messages.get(ref, [])))
-        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see why {ref.name}'s image does not pull"))
-        entry.followups.append(Followup(EVENTS, {"namespace": ref.namespace,
-                                                 "object_name": ref.name},
-                                        f"read the pull errors of {ref.name}"))
+        entry.follow(t.DESCRIBE, ref.pod_args, f"see why {ref.name}'s image does not pull")
+        entry.follow(t.EVENTS, ref.object_args, f"read the pull errors of {ref.name}")
     return [c for c in found.values() if c.clues]

@@ -10,16 +10,8 @@ because the node carries the taint its condition brings (node.kubernetes.io/pid-
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    EVENT_TOOLS,
-    NODES,
-    PODS,
-    event_workload,
-    is_recent,
-    phrase_in,
-    pod_workload,
-)
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -48,16 +40,11 @@ def condition_taints(message: str) -> list[str]:
 
 def nodes_under(facts: Facts, taint: str) -> list[str]:
     """The known nodes that carry this condition taint or report its condition."""
-    condition = CONDITION_TAINTS[taint]
-    found = []
-    for name, node in facts.nodes.items():
-        if condition == "NotReady":
-            hit = node.ready != "True"
-        else:
-            hit = any(condition.lower() in p.lower() for p in node.problems)
-        if hit or any(taint in t.lower() for t in node.taints):
-            found.append(name)
-    return sorted(found)
+    condition = CONDITION_TAINTS[taint].lower()
+    return sorted(name for name, node in facts.nodes.items()
+                  if any(taint in mark.lower() for mark in node.taints)
+                  or (node.ready != "True" if condition == "notready"
+                      else any(condition in problem.lower() for problem in node.problems)))
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
@@ -68,71 +55,61 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
 
     for name, node in facts.nodes.items():
         if node.ready != "True":
-            candidate(name).clues.append(Clue(
-                0.65, f"node {name} is NotReady ({node.ready})",
-                ("NotReady since", f"ready: '{node.ready}'"), node.source, (NODES,), "notready"))
+            candidate(name).add(0.65, f"node {name} is NotReady ({node.ready})",
+                                ("NotReady since", f"ready: '{node.ready}'"), node.source,
+                                (t.NODES,), "notready")
         for problem in node.problems:
-            kind = phrase_in(problem, PRESSURES)
-            if kind:
-                candidate(name).clues.append(Clue(0.5, f"node {name} reports {kind}",
-                                                  (problem[:60], kind), node.source, (NODES,),
-                                                  f"pressure-{kind}"))
-    for event in facts.events:
-        if not is_recent(event.last, facts.now):
-            continue
+            if kind := t.phrase_in(problem, PRESSURES):
+                candidate(name).add(0.5, f"node {name} reports {kind}", (problem[:60], kind),
+                                    node.source, (t.NODES,), f"pressure-{kind}")
+    for event in t.recent_events(facts):
         if event.kind == "Node" and (event.reason in NODE_REASONS or event.type == "Warning"):
             if event.name in found or event.reason in NODE_REASONS:
-                candidate(event.name).clues.append(Clue(
-                    0.3, f"{event.reason} on node {event.name}", (event.message[:60],
-                                                                  event.reason),
-                    event.source, EVENT_TOOLS, f"node-event-{event.reason}"))
+                candidate(event.name).add(0.3, f"{event.reason} on node {event.name}",
+                                          (event.message[:60], event.reason), event.source,
+                                          t.EVENT_TOOLS, f"node-event-{event.reason}")
         elif event.reason in ("Evicted", "Evicting", "TaintManagerEviction", "NodeNotReady") or (
                 event.reason == "Preempting" and "node" in event.message.lower()):
-            host = _node_of(facts, event.namespace, event.name)
-            if host is None:
+            if (host := _node_of(facts, event.namespace, event.name)) is None:
                 continue
             entry = candidate(host)
-            entry.clues.append(Clue(0.35, f"pods evicted from {host}: {event.message[:80]}",
-                                    (event.message[:60], event.reason), event.source,
-                                    EVENT_TOOLS, "eviction"))
-            if (ref := event_workload(facts, event)) is not None:
+            entry.add(0.35, f"pods evicted from {host}: {event.message[:80]}",
+                      (event.message[:60], event.reason), event.source, t.EVENT_TOOLS, "eviction")
+            if (ref := t.event_workload(facts, event)) is not None:
                 entry.affects += (ref,)
     _blocked_pods(facts, found)
     for pod in facts.pods.values():
         if not pod.node:
             continue
         troubled = pod.status in ("Evicted", "Unknown", "Terminating", "NodeLost") or (
-            pod.message and phrase_in(pod.message, EVICTION))
+            pod.message and t.phrase_in(pod.message, EVICTION))
         if troubled:
             entry = candidate(pod.node)
-            entry.clues.append(Clue(0.3, f"pod {pod.name} on {pod.node} is {pod.status}",
-                                    (pod.name, pod.status), pod.source, (PODS,), "pod-on-node"))
+            entry.add(0.3, f"pod {pod.name} on {pod.node} is {pod.status}", (pod.name, pod.status),
+                      pod.source, (t.PODS,), "pod-on-node")
     for name, entry in found.items():
         hosted = {ref for pod in facts.pods.values() if pod.node == name
-                  if (ref := pod_workload(facts, pod)) is not None}
+                  if (ref := t.pod_workload(facts, pod)) is not None}
         entry.affects = tuple(dict.fromkeys(entry.affects + tuple(sorted(hosted, key=str))))
         entry.fix = (f"Drain and replace node {name} (or free the resource under pressure); "
                      "make sure its workloads run with enough replicas spread over other nodes.")
-        entry.followups.append(Followup(NODES, {"name": name}, f"read node {name}'s conditions"))
-        entry.followups.append(Followup(PODS, {"node": name}, f"see what runs on {name}"))
+        entry.follow(t.NODES, {"name": name}, f"read node {name}'s conditions")
+        entry.follow(t.PODS, {"node": name}, f"see what runs on {name}")
     return [c for c in found.values() if c.clues]
 
 
 def _blocked_pods(facts: Facts, found: dict[str, Candidate]) -> None:
     """Workloads left Pending by the taint of a faulty node: affected by that node."""
-    for event in facts.events:
-        if event.reason != "FailedScheduling" or not is_recent(event.last, facts.now):
-            continue
-        ref = event_workload(facts, event)
+    for event in t.recent_events(facts, reason="FailedScheduling"):
+        ref = t.event_workload(facts, event)
         for taint in condition_taints(event.message):
             for name in nodes_under(facts, taint):
-                entry = found.get(name)
-                if entry is None or not entry.clues or ref is None:
+                if (entry := found.get(name)) is None or not entry.clues or ref is None:
                     continue
                 entry.affects += (ref,)
                 entry.clues.append(Clue(0.2, f"{ref.name} cannot be scheduled: {name} carries "
                                         f"the taint {taint}", (taint, "FailedScheduling"),
-                                        event.source, EVENT_TOOLS, "node-blocks-pods"))
+                                        event.source, t.EVENT_TOOLS, "node-blocks-pods"))
 
 
 def _node_of(facts: Facts, namespace: str, pod: str) -> str | None:

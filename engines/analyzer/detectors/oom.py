@@ -10,24 +10,8 @@ and runtime "out of memory" errors (JVM heap, Node heap, Go runtime) in the logs
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    BATCH,
-    DESCRIBE,
-    LOG_TOOLS,
-    POD_LOGS,
-    PODS,
-    SIGNALS,
-    STALE_RUN,
-    WORKLOADS,
-    batch_owner,
-    is_recent,
-    older_than,
-    oom_job,
-    pattern_workloads,
-    phrase_in,
-    pod_workload,
-)
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import Container, Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -57,46 +41,40 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             found[ref].fix = _fix(ref, container)
         return found[ref]
 
-    for pod in facts.pods.values():
-        ref = pod_workload(facts, pod)
-        if ref is None:
-            continue
+    for ref, pod in t.owned_pods(facts):
         for container in pod.containers:
             killed = container.last_reason == "OOMKilled" or "OOMKilled" in container.terminated
             if not killed:
                 continue
-            recent = is_recent(container.last_finished, facts.now)
+            recent = t.is_recent(container.last_finished, facts.now)
             entry = candidate(ref, container)
-            entry.clues.append(Clue(
-                0.75 if recent else 0.3,
-                f"container {container.name} was OOMKilled (exit 137)"
-                + ("" if recent else ", but hours ago"),
-                ("OOMKilled", "exit_code: 137"), pod.described, (DESCRIBE,), "oom-state"))
+            entry.add(0.75 if recent else 0.3,
+                      f"container {container.name} was OOMKilled (exit 137)"
+                      + ("" if recent else ", but hours ago"), ("OOMKilled", "exit_code: 137"),
+                      pod.described, (t.DESCRIBE,), "oom-state")
             if limit := container.limits.get("memory"):
-                entry.clues.append(Clue(0.05, f"memory limit {limit}",
-                                        (f"limits: … memory: {limit}", f"memory: {limit}"),
-                                        pod.described, (DESCRIBE,), "limit"))
+                entry.add(0.05, f"memory limit {limit}",
+                          (f"limits: … memory: {limit}", f"memory: {limit}"), pod.described,
+                          (t.DESCRIBE,), "limit")
         if pod.last_exit.startswith("OOMKilled") and not pod.containers:
-            candidate(ref).clues.append(Clue(
-                0.5, f"pod {pod.name} last exited OOMKilled", (pod.last_exit, "OOMKilled"),
-                pod.source, (PODS,), "oom-row"))
+            candidate(ref).add(0.5, f"pod {pod.name} last exited OOMKilled",
+                               (pod.last_exit, "OOMKilled"), pod.source, (t.PODS,), "oom-row")
     for ref, workload in facts.workloads.items():
         kills = workload.exit_reasons.get("OOMKilled", 0)
-        if kills and (workload.restarts or ref.kind in BATCH):  # a Job's pods do not restart
+        if kills and (workload.restarts or ref.kind in t.BATCH):  # a Job's pods do not restart
             weight = 0.45 if workload.unhealthy_pods else 0.15
             entry = candidate(ref)
-            entry.clues.append(Clue(
-                weight, f"{kills} pod(s) last exited OOMKilled"
-                + (f", {workload.restarts} restarts" if workload.restarts else ""),
-                ("last_exit_reasons: {OOMKilled", "OOMKilled"), workload.source,
-                (WORKLOADS,), "oom-rollup"))
+            entry.add(weight, f"{kills} pod(s) last exited OOMKilled"
+                      + (f", {workload.restarts} restarts" if workload.restarts else ""),
+                      ("last_exit_reasons: {OOMKilled", "OOMKilled"), workload.source,
+                      (t.WORKLOADS,), "oom-rollup")
     for ref, workload in facts.workloads.items():
         failed = [p for p in workload.problems if "failed" in p.lower()]
-        if ref.kind == "Job" and failed and oom_job(facts, ref):
-            candidate(batch_owner(facts, ref)).clues.append(Clue(
-                0.1 if older_than(workload, STALE_RUN) else 0.3,
+        if ref.kind == "Job" and failed and t.oom_job(facts, ref):
+            candidate(t.batch_owner(facts, ref)).clues.append(Clue(
+                0.1 if t.older_than(workload, t.STALE_RUN) else 0.3,
                 f"Job {ref.name} failed: {failed[0][:100]}", (failed[0][:60], ref.name),
-                workload.source, (WORKLOADS,), "oom-job"))
+                workload.source, (t.WORKLOADS,), "oom-job"))
     for ref, signals in facts.signals.items():
         memory = signals.get("memory")
         rows = [r for r in memory.get("containers") or [] if isinstance(r, dict)]
@@ -105,24 +83,20 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if memory.get("abnormal") and (ratio >= 0.9 or drops):
             weight = 0.35 + (0.15 if drops else 0.0)
             if ref in found or drops >= 2:
-                candidate(ref).clues.append(Clue(
-                    weight, str(memory.get("why") or "memory at its limit"),
-                    ("peaked at", "sharp drops"), signals.source, (SIGNALS,), "memory"))
+                candidate(ref).add(weight, str(memory.get("why") or "memory at its limit"),
+                                   ("peaked at", "sharp drops"), signals.source, (t.SIGNALS,),
+                                   "memory")
     for pattern in facts.patterns:
-        phrase = phrase_in(pattern.text, HEAP_PHRASES)
-        if phrase is None or phrase_in(pattern.text, NOT_HEAP):
+        phrase = t.phrase_in(pattern.text, HEAP_PHRASES)
+        if phrase is None or t.phrase_in(pattern.text, NOT_HEAP):
             continue
-        for ref in pattern_workloads(pattern, facts)[:1]:
-            candidate(ref).clues.append(Clue(
-                0.55 if pattern.previous else 0.4 if pattern.count >= 3 else 0.25,
-                f"logs say {phrase!r}", (phrase,), pattern.source, LOG_TOOLS, "heap"))
+        for ref in t.pattern_workloads(pattern, facts)[:1]:
+            candidate(ref).add(0.55 if pattern.previous else 0.4 if pattern.count >= 3 else 0.25,
+                               f"logs say {phrase!r}", (phrase,), pattern.source, t.LOG_TOOLS,
+                               "heap")
     for ref, entry in found.items():
-        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see the last state and memory limit of {ref.name}"))
-        entry.followups.append(Followup(SIGNALS, {"namespace": ref.namespace,
-                                                  "workload": ref.name},
-                                        f"compare {ref.name}'s memory with its limit"))
-        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name,
-                                                   "previous": True},
-                                        f"read what {ref.name} printed before it was killed"))
+        entry.follow(t.DESCRIBE, ref.pod_args, f"see the last state and memory limit of {ref.name}")
+        entry.follow(t.SIGNALS, ref.workload_args, f"compare {ref.name}'s memory with its limit")
+        entry.follow(t.POD_LOGS, {"namespace": ref.namespace, "pod": ref.name, "previous": True},
+                     f"read what {ref.name} printed before it was killed")
     return [c for c in found.values() if c.clues]

@@ -18,19 +18,8 @@ import re
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    DESCRIBE,
-    EVENT_TOOLS,
-    POD_LOGS,
-    ROLLOUT,
-    event_workload,
-    is_recent,
-    level_of,
-    pattern_workloads,
-    phrase_in,
-    pod_workload,
-)
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import Container, Facts, LogPattern, Pod, Ref
 from engines.analyzer.scope import Scope
 
@@ -38,6 +27,8 @@ _STATUS = re.compile(r"status ?code:? ?(\d{3})", re.IGNORECASE)
 
 
 _TIMING = re.compile(r"delay=(\d+)s.*period=(\d+)s.*failure=(\d+)")
+SETTLED = timedelta(minutes=15)  # probe failures this old, all pods Ready since: over
+STARTUP = timedelta(minutes=3)  # failures this soon after a container started: warming up
 
 
 def _killed_on_time(pod: Pod, container: Container) -> Clue | None:
@@ -54,30 +45,26 @@ def _killed_on_time(pod: Pod, container: Container) -> Clue | None:
         return None
     return Clue(0.3, f"it lived {int(lived)}s, just the {deadline}s the liveness probe allows "
                 f"(delay {delay}s + {failures}×{period}s)", ("liveness_probe:",), pod.described,
-                (DESCRIBE,), "probe-deadline")
+                (t.DESCRIBE,), "probe-deadline")
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
     kinds: dict[Ref, set[str]] = {}
-
     seen: dict[Ref, list[datetime]] = {}
     answers: dict[Ref, set[str]] = {}
 
     def candidate(ref: Ref) -> Candidate:
         return found.setdefault(ref, Candidate("probe_failure", ref))
 
-    for event in facts.events:
-        if not is_recent(event.last, facts.now):
-            continue
+    for event in t.recent_events(facts):
         message = event.message
         probe = next((k for k in ("Liveness", "Readiness", "Startup")
                       if f"{k} probe failed" in message or f"failed {k.lower()} probe" in message),
                      None)
         if probe is None:
             continue
-        ref = event_workload(facts, event)
-        if ref is None:
+        if (ref := t.event_workload(facts, event)) is None:
             continue
         kinds.setdefault(ref, set()).add(probe)
         if event.reason == "Killing" and not message:
@@ -94,34 +81,30 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 answers.setdefault(ref, set()).add(code[0])
                 weight += 0.05 if code.startswith("5") else 0.2
                 note += f" with HTTP {code}"
-        candidate(ref).clues.append(Clue(weight, note, (message[:60], event.reason),
-                                         event.source, EVENT_TOOLS,
-                                         f"probe-{event.reason}-{probe}"))
-    for pod in facts.pods.values():
-        ref = pod_workload(facts, pod)
-        if ref is None or ref not in found:
+        candidate(ref).add(weight, note, (message[:60], event.reason), event.source, t.EVENT_TOOLS,
+                           f"probe-{event.reason}-{probe}")
+    for ref, pod in t.owned_pods(facts):
+        if ref not in found:
             continue
         kills = sum(e.count for e in pod.events if e.reason == "Killing")
         if kills and "Liveness" in kinds.get(ref, set()):
-            found[ref].clues.append(Clue(0.2, f"the kubelet killed its container {kills} times",
-                                         (f"Killing ×{kills}", "Killing"), pod.described,
-                                         (DESCRIBE,), "probe-killing"))
+            found[ref].add(0.2, f"the kubelet killed its container {kills} times",
+                           (f"Killing ×{kills}", "Killing"), pod.described, (t.DESCRIBE,),
+                           "probe-killing")
         for container in pod.containers:
             if container.running_since and container.ready is False:
-                found[ref].clues.append(Clue(0.2, f"container {container.name} runs but is not "
-                                             "Ready", ("ready: false",), pod.described,
-                                             (DESCRIBE,), "not-ready"))
+                found[ref].add(0.2, f"container {container.name} runs but is not Ready",
+                               ("ready: false",), pod.described, (t.DESCRIBE,), "not-ready")
             if container.last_exit in (137, 143) and container.last_reason != "OOMKilled":
                 found[ref].clues.append(Clue(
                     0.25, f"container {container.name} was killed (exit {container.last_exit}), "
                     "not by OOM", (f"exit_code: {container.last_exit}",), pod.described,
-                    (DESCRIBE,), "probe-kill"))
+                    (t.DESCRIBE,), "probe-kill"))
                 if (clue := _killed_on_time(pod, container)) is not None:
                     found[ref].clues.append(clue)
             for kind, text in container.probes.items():
-                found[ref].clues.append(Clue(0.05, f"{kind} probe {text}",
-                                             (f"{kind}_probe: {text}"[:60],), pod.described,
-                                             (DESCRIBE,), f"probe-spec-{kind}"))
+                found[ref].add(0.05, f"{kind} probe {text}", (f"{kind}_probe: {text}"[:60],),
+                               pod.described, (t.DESCRIBE,), f"probe-spec-{kind}")
     for ref, entry in found.items():
         if (why := _over(facts, ref, seen.get(ref, []))) is not None:
             _weaken(entry, 0.3, why)
@@ -129,28 +112,18 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             _weaken(entry, 0.6, f"the probe only relays the application's own errors "
                     f"({error.template[:60]})")
         rollout = facts.rollout_of(ref)
-        if rollout is not None:
-            changed = [c for c in rollout.changes if " probe " in f" {c} "]
-            if changed:
-                entry.clues.append(Clue(0.35, f"the latest revision changed it: {changed[0]}",
-                                        (changed[0][:60],), rollout.source, (ROLLOUT,),
-                                        "probe-change"))
+        changed = [c for c in rollout.changes if " probe " in f" {c} "] if rollout else []
+        if rollout is not None and changed:
+            entry.add(0.35, f"the latest revision changed it: {changed[0]}", (changed[0][:60],),
+                      rollout.source, (t.ROLLOUT,), "probe-change")
         which = " and ".join(sorted(kinds.get(ref, {"readiness"}))).lower()
         entry.fix = (f"Fix the {which} probe of {ref.kind} {ref.namespace}/{ref.name}: point it "
                      "at the path and port the application serves, and give it an initial delay "
                      "(or a startupProbe) longer than the start-up time.")
-        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"compare {ref.name}'s probes with its ports"))
-        entry.followups.append(Followup(ROLLOUT, {"namespace": ref.namespace,
-                                                  "workload": ref.name},
-                                        f"see whether {ref.name}'s probes changed"))
-        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see whether {ref.name} serves at all"))
+        entry.follow(t.DESCRIBE, ref.pod_args, f"compare {ref.name}'s probes with its ports")
+        entry.follow(t.ROLLOUT, ref.workload_args, f"see whether {ref.name}'s probes changed")
+        entry.follow(t.POD_LOGS, ref.pod_args, f"see whether {ref.name} serves at all")
     return [c for c in found.values() if c.clues]
-
-
-SETTLED = timedelta(minutes=15)  # probe failures this old, all pods Ready since: over
-STARTUP = timedelta(minutes=3)  # failures this soon after a container started: warming up
 
 
 def _over(facts: Facts, ref: Ref, times: list[datetime]) -> str | None:
@@ -163,7 +136,7 @@ def _over(facts: Facts, ref: Ref, times: list[datetime]) -> str | None:
     if times and facts.now - max(times) >= SETTLED:
         minutes = int((facts.now - max(times)).total_seconds() // 60)
         return f"they stopped {minutes}m ago and every pod has been Ready since"
-    pods = [p for p in facts.pods.values() if pod_workload(facts, p) == ref and p.described]
+    pods = [p for p in facts.pods.values() if t.pod_workload(facts, p) == ref and p.described]
     warming = [_while_starting(p) for p in pods]
     if warming and all(w is not False for w in warming) and any(warming):
         return "they came only while the pods were starting, and every pod is Ready now"
@@ -174,8 +147,7 @@ def _while_starting(pod: Pod) -> bool | None:
     """Whether the pod's probe failures all came within its containers' start-up (None when
     it has none)."""
     started = [c.running_since for c in pod.containers if c.running_since and c.ready]
-    failures = [e.last for e in pod.events if e.reason == "Unhealthy" and e.last]
-    if not failures:
+    if not (failures := [e.last for e in pod.events if e.reason == "Unhealthy" and e.last]):
         return None
     return bool(started) and max(failures) <= max(started) + STARTUP
 
@@ -183,12 +155,12 @@ def _while_starting(pod: Pod) -> bool | None:
 def _own_error(facts: Facts, ref: Ref) -> LogPattern | None:
     """A recent error the workload logs about its own work (not about its probes)."""
     for pattern in facts.patterns:
-        if pattern.count < 3 or level_of(pattern) not in ("error", "fatal", "critical", "err") \
+        if pattern.count < 3 or t.level_of(pattern) not in ("error", "fatal", "critical", "err") \
                 or (pattern.last is not None and facts.now - pattern.last > SETTLED):
             continue
-        if phrase_in(pattern.text, ("probe", "health", "readiness", "liveness")):
+        if t.phrase_in(pattern.text, ("probe", "health", "readiness", "liveness")):
             continue
-        if ref in pattern_workloads(pattern, facts)[:1]:
+        if ref in t.pattern_workloads(pattern, facts)[:1]:
             return pattern
     return None
 

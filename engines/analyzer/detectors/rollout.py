@@ -19,19 +19,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    LOG_PATTERNS,
-    LOG_TOOLS,
-    POD_LOGS,
-    ROLLOUT,
-    SIGNALS,
-    level_of,
-    pattern_workloads,
-    signal_change,
-    snippet,
-    stamp,
-)
+from engines.analyzer.candidates import Candidate, Clue
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._routes import routes
 from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout, parse_stamp
 from engines.analyzer.scope import Scope
@@ -43,6 +32,7 @@ BEFORE = timedelta(minutes=15)  # clocks and scrape intervals blur the order a l
 AFTER = timedelta(minutes=90)
 SHORTLY = timedelta(minutes=30)  # errors a revision causes begin soon after it serves
 LATE = 0.4  # what a signal that began long after the rollout still says for it
+ERROR_LEVELS = ("error", "fatal", "critical", "severe", "err", "")
 
 
 def _aligned(created: datetime, moment: datetime | None) -> bool:
@@ -60,16 +50,10 @@ def _lag(created: datetime, moment: datetime | None) -> float:
 
 def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
     """Error templates of this workload that first appeared after the rollout."""
-    found = []
-    for pattern in facts.patterns:
-        if pattern.first is None or pattern.count < 3 or level_of(pattern) not in ERROR_LEVELS:
-            continue
-        if ref in pattern_workloads(pattern, facts)[:1] and _aligned(created, pattern.first):
-            found.append(pattern)
+    found = [p for p in facts.patterns if p.first is not None and p.count >= 3
+             and t.level_of(p) in ERROR_LEVELS and ref in t.pattern_workloads(p, facts)[:1]
+             and _aligned(created, p.first)]
     return sorted(found, key=lambda p: -p.count)
-
-
-ERROR_LEVELS = ("error", "fatal", "critical", "severe", "err", "")
 
 
 def _updated_in_place(rollout: Rollout, current: Revision) -> bool:
@@ -87,16 +71,16 @@ def _fresh_clue(facts: Facts, rollout: Rollout, current: Revision) -> Clue:
         return Clue(
             0.15, f"revision {current.number} rolled out {_ago(facts.now, created)} ago"
             + (f" ({change[:80]})" if change else ""),
-            (change[:60], f"created: {stamp(created)}", f"revision: {current.number}"),
-            rollout.source, (ROLLOUT,), "fresh")
+            (change[:60], f"created: {t.stamp(created)}", f"revision: {current.number}"),
+            rollout.source, (t.ROLLOUT,), "fresh")
     image = current.images[0].rsplit("/", 1)[-1] if current.images else ""
     note = (f"revision {current.hash}{f' ({image})' if image else ''} replaced its pods "
             f"{_ago(facts.now, created)} ago")
     if rollout.replaced:
         note += f": the {rollout.ref.kind} controller deleted and recreated {rollout.replaced}"
     return Clue(0.15 if rollout.replaced else 0.1, note,
-                (f"first_pod_created: {stamp(created)}", f"revision: {current.hash}"),
-                rollout.source, (ROLLOUT,), "fresh")
+                (f"first_pod_created: {t.stamp(created)}", f"revision: {current.hash}"),
+                rollout.source, (t.ROLLOUT,), "fresh")
 
 
 def _one_route(facts: Facts, ref: Ref) -> Clue | None:
@@ -112,13 +96,13 @@ def _one_route(facts: Facts, ref: Ref) -> Clue | None:
         return None
     route, pattern = next(iter(found.failing.items()))
     text = pattern.example or pattern.template
-    quote = snippet(text, route.split(" ", 1)[1].split("{", 1)[0], 60)
+    quote = t.snippet(text, route.split(" ", 1)[1].split("{", 1)[0], 60)
     if others:
         rest = others[0] + (f" and {len(others) - 1} other route(s)" if len(others) > 1 else "")
         note = f"only {' and '.join(found.failing)} fails; {rest} still answer"
     else:
         note = f"only {' and '.join(found.failing)} fails, {ratio:.1%} of its requests"
-    return Clue(0.2, note, (quote,), pattern.source, LOG_TOOLS, "one-route")
+    return Clue(0.2, note, (quote,), pattern.source, t.LOG_TOOLS, "one-route")
 
 
 def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None:
@@ -126,51 +110,46 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     if current is None or current.created is None:
         return None
     sibling = None
-    if previous is None and not _updated_in_place(rollout, current):
-        sibling = _stable_sibling(facts, rollout, current)
-        if sibling is None:
-            return None
+    if previous is None and not _updated_in_place(rollout, current) and (
+            sibling := _stable_sibling(facts, rollout, current)) is None:
+        return None
     if facts.now - current.created > FRESH:
         return None
     ref = rollout.ref
     entry = Candidate("bad_rollout", ref)
     entry.clues.append(_fresh_clue(facts, rollout, current))
-    moment = signal_change(facts, ref)
+    moment = t.signal_change(facts, ref)
     signals = facts.signals_of(ref)
     if (lag := _lag(current.created, moment)) and signals is not None:
         why = [str(signals.get(n).get("why")) for n in ("requests", "latency")
                if signals.get(n).get("abnormal")]
         when = "right after it" if lag == 1.0 else \
             f"{_ago(moment or facts.now, current.created)} after it"
-        entry.clues.append(Clue(0.45 * lag, f"{when}, {why[0]}" if why else
-                                f"errors rose {when}",
-                                ("5xx ratio rose", "p99 rose"), signals.source, (SIGNALS,),
-                                "aligned-metrics"))
+        entry.add(0.45 * lag, f"{when}, {why[0]}" if why else f"errors rose {when}",
+                  ("5xx ratio rose", "p99 rose"), signals.source, (t.SIGNALS,), "aligned-metrics")
     elif sibling is not None and (clue := _against_sibling(facts, ref, sibling)) is not None:
         entry.clues.append(clue)
     if (appetite := _cpu_appetite(facts, ref, current.created)) is not None:
         entry.clues.append(appetite)
         if neighbours := _starved_neighbours(facts, rollout, current.created):
             entry.affects = neighbours
-            entry.clues.append(Clue(0.3, f"{' and '.join(n.name for n in neighbours[:2])} "
-                                    "on the same nodes slowed right after it",
-                                    ("p99 rose", "5xx ratio rose"), appetite.observation,
-                                    (SIGNALS,), "starved-neighbours"))
-    errors = _new_errors(facts, ref, current.created)
-    if errors:
+            entry.add(0.3, f"{' and '.join(n.name for n in neighbours[:2])} "
+                      "on the same nodes slowed right after it", ("p99 rose", "5xx ratio rose"),
+                      appetite.observation, (t.SIGNALS,), "starved-neighbours")
+    if errors := _new_errors(facts, ref, current.created):
         top = errors[0]
-        quote = snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
+        quote = t.snippet(top.example or top.template, top.example[:40] or top.template[:40], 60)
         weight = 0.4 * _lag(current.created, top.first)
         entry.clues.append(Clue(weight, f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
-                                (LOG_PATTERNS, *LOG_TOOLS), "new-errors"))
+                                (t.LOG_PATTERNS, *t.LOG_TOOLS), "new-errors"))
     if scope.onset is not None and (lag := _lag(current.created, scope.onset)):
-        entry.clues.append(Clue(0.15 * lag, "the report's start time matches the rollout",
-                                (f"revision: {current.hash or current.number}",), rollout.source,
-                                (ROLLOUT,), "report-onset"))
+        entry.add(0.15 * lag, "the report's start time matches the rollout",
+                  (f"revision: {current.hash or current.number}",), rollout.source, (t.ROLLOUT,),
+                  "report-onset")
     if len(entry.clues) == 1:
         entry.clues[0] = Clue(0.08, entry.clues[0].note, entry.clues[0].needles,
-                              rollout.source, (ROLLOUT,), "fresh")
+                              rollout.source, (t.ROLLOUT,), "fresh")
     elif (route := _one_route(facts, ref)) is not None:
         entry.clues.append(route)
     undo = f"`kubectl rollout undo {ref.kind.lower()}/{ref.name} -n {ref.namespace}`"
@@ -195,18 +174,15 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
 def _cpu_appetite(facts: Facts, ref: Ref, created: datetime) -> Clue | None:
     """The new revision's pods use several times the CPU the old ones did: a change that
     costs its nodes' other pods their CPU, with or without a limit of its own."""
-    signals = facts.signals_of(ref)
-    if signals is None:
+    if (signals := facts.signals_of(ref)) is None:
         return None
-    cpu = signals.get("cpu")
-    jump = cpu.get("usage_per_pod_change")
+    jump = signals.get("cpu").get("usage_per_pod_change")
     if not isinstance(jump, dict) or _lag(created, parse_stamp(jump.get("at"))) < 1.0:
         return None  # a rise long after the new pods started is load, not the revision
     before, after = (str(jump.get(k)) for k in ("before_cores", "after_cores"))
     return Clue(0.35, f"its pods' CPU use rose from {_cores(before)} to {_cores(after)} each "
-                "with the new revision",
-                ("CPU use per pod rose", str(jump.get("after_cores"))), signals.source,
-                (SIGNALS,), "cpu-appetite")
+                "with the new revision", ("CPU use per pod rose", str(jump.get("after_cores"))),
+                signals.source, (t.SIGNALS,), "cpu-appetite")
 
 
 def _cores(shown: str) -> str:
@@ -220,7 +196,7 @@ def _starved_neighbours(facts: Facts, rollout: Rollout, created: datetime) -> tu
     mine = {p.node for p in facts.pods.values() if p.node and p.owner == ref}
     found = []
     for other in sorted(facts.signals, key=str):
-        moment = signal_change(facts, other)
+        moment = t.signal_change(facts, other)
         if other == ref or moment is None or not created <= moment <= created + AFTER:
             continue
         theirs = {p.node for p in facts.pods.values() if p.node and p.owner == other}
@@ -240,8 +216,7 @@ def _stable_sibling(facts: Facts, rollout: Rollout, current: Revision) -> Rollou
     """A canary: a new workload with a single revision that runs another version of the
     image an older workload of its namespace serves (beside it, behind the same Service).
     The older workload's revision is the previous one to compare with."""
-    mine = {_repository(i): i for i in current.images}
-    if not mine:
+    if not (mine := {_repository(i): i for i in current.images}):
         return None
     for other in sorted(facts.rollouts.values(), key=lambda r: str(r.ref)):
         theirs = other.current
@@ -265,7 +240,7 @@ def _against_sibling(facts: Facts, ref: Ref, sibling: Rollout) -> Clue | None:
     if not worse:
         return None
     return Clue(0.45, f"{worse[0]}, while {sibling.ref.name} on the previous version is healthy",
-                (worse[0][:60],), signals.source, (SIGNALS,), "aligned-metrics")
+                (worse[0][:60],), signals.source, (t.SIGNALS,), "aligned-metrics")
 
 
 def _ago(now: datetime, then: datetime) -> str:
@@ -274,17 +249,14 @@ def _ago(now: datetime, then: datetime) -> str:
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
-    found = []
-    for rollout in facts.rollouts.values():
-        if (entry := _candidate(facts, scope, rollout)) is not None:
-            found.append(entry)
+    found = [entry for rollout in facts.rollouts.values()
+             if (entry := _candidate(facts, scope, rollout)) is not None]
     for entry in found:
         ref = entry.culprit
-        entry.followups.append(Followup(SIGNALS, {"namespace": ref.namespace,
-                                                  "workload": ref.name},
-                                        f"line {ref.name}'s error rate up with the rollout"))
-        entry.followups.append(Followup(LOG_PATTERNS, {"namespace": ref.namespace},
-                                        f"see which errors {ref.name} started to log"))
-        entry.followups.append(Followup(POD_LOGS, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see whether {ref.name} still serves its other routes"))
+        entry.follow(t.SIGNALS, ref.workload_args,
+                     f"line {ref.name}'s error rate up with the rollout")
+        entry.follow(t.LOG_PATTERNS, {"namespace": ref.namespace},
+                     f"see which errors {ref.name} started to log")
+        entry.follow(t.POD_LOGS, ref.pod_args,
+                     f"see whether {ref.name} still serves its other routes")
     return found

@@ -13,19 +13,8 @@ constraint of the workload: such a candidate is demoted when the node's conditio
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate, Clue, Followup
-from engines.analyzer.detectors._common import (
-    DESCRIBE,
-    EVENT_TOOLS,
-    EVENTS,
-    PODS,
-    QUOTAS,
-    WORKLOADS,
-    event_workload,
-    is_recent,
-    phrase_in,
-    pod_workload,
-)
+from engines.analyzer.candidates import Candidate
+from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors.node import condition_taints, nodes_under
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
@@ -60,23 +49,17 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
 def _unschedulable(facts: Facts) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
     reasons: dict[Ref, str] = {}
-    for event in facts.events:
-        if event.reason != "FailedScheduling" or not is_recent(event.last, facts.now):
+    for event in t.recent_events(facts, reason="FailedScheduling"):
+        if t.phrase_in(event.message, QUOTA_WORDS):
             continue
-        if phrase_in(event.message, QUOTA_WORDS):
-            continue
-        ref = event_workload(facts, event)
-        if ref is None:
+        if (ref := t.event_workload(facts, event)) is None:
             continue
         entry = found.setdefault(ref, Candidate("unschedulable", ref))
         reasons.setdefault(ref, event.message)
-        entry.clues.append(Clue(0.6, event.message[:160], (event.message[:60], "FailedScheduling"),
-                                event.source, EVENT_TOOLS, "scheduling-event"))
-    for pod in facts.pods.values():
+        entry.add(0.6, event.message[:160], (event.message[:60], "FailedScheduling"), event.source,
+                  t.EVENT_TOOLS, "scheduling-event")
+    for ref, pod in t.owned_pods(facts):
         if not pod.status.startswith("Pending"):
-            continue
-        ref = pod_workload(facts, pod)
-        if ref is None:
             continue
         scheduled = "Unschedulable" in pod.status or any(
             "Unschedulable" in c or "PodScheduled" in c for c in pod.failing_conditions)
@@ -85,61 +68,55 @@ def _unschedulable(facts: Facts) -> list[Candidate]:
         entry = found.setdefault(ref, Candidate("unschedulable", ref))
         reasons.setdefault(ref, pod.message)
         needles = tuple(n for n in (pod.message[:60], "Unschedulable", pod.status) if n)
-        entry.clues.append(Clue(0.45, f"pod {pod.name} is {pod.status}", needles,
-                                pod.described or pod.source, (PODS, DESCRIBE), "pending"))
+        entry.add(0.45, f"pod {pod.name} is {pod.status}", needles, pod.described or pod.source,
+                  (t.PODS, t.DESCRIBE), "pending")
     for ref, workload in facts.workloads.items():
         pending = sum(n for s, n in workload.statuses.items() if s.startswith("Pending"))
         if pending and ref in found:
-            found[ref].clues.append(Clue(0.2, f"{pending} pod(s) Pending", ("Pending",),
-                                         workload.source, (WORKLOADS,), "pending-rollup"))
+            found[ref].add(0.2, f"{pending} pod(s) Pending", ("Pending",), workload.source,
+                           (t.WORKLOADS,), "pending-rollup")
     for ref, entry in found.items():
-        faulty = sorted({n for t in condition_taints(reasons.get(ref, ""))
-                         for n in nodes_under(facts, t)})
+        faulty = sorted({node for taint in condition_taints(reasons.get(ref, ""))
+                         for node in nodes_under(facts, taint)})
         if faulty:
             entry.demote(0.5, f"node {', '.join(faulty)} refuses pods because of its own "
                          "condition: a node failure")
         entry.fix = _schedule_fix(ref, reasons.get(ref, ""))
-        entry.followups.append(Followup(EVENTS, {"namespace": ref.namespace,
-                                                 "object_name": ref.name},
-                                        f"read the scheduler's verdict on {ref.name}"))
-        entry.followups.append(Followup(DESCRIBE, {"namespace": ref.namespace, "pod": ref.name},
-                                        f"see the requests and constraints of {ref.name}"))
+        entry.follow(t.EVENTS, ref.object_args, f"read the scheduler's verdict on {ref.name}")
+        entry.follow(t.DESCRIBE, ref.pod_args, f"see the requests and constraints of {ref.name}")
     return list(found.values())
 
 
 def _quota(facts: Facts) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
-    for event in facts.events:
-        if event.type != "Warning" or not is_recent(event.last, facts.now):
-            continue
-        if not phrase_in(event.message, QUOTA_WORDS) or event.reason not in (
+    for event in t.recent_events(facts, warnings=True):
+        if not t.phrase_in(event.message, QUOTA_WORDS) or event.reason not in (
                 "FailedCreate", "FailedScheduling", "FailedCreatePodSandBox", "Forbidden"):
             continue
-        ref = event_workload(facts, event)
-        if ref is None:
+        if (ref := t.event_workload(facts, event)) is None:
             continue
         entry = found.setdefault(ref, Candidate("quota_exceeded", ref))
-        entry.clues.append(Clue(0.65, event.message[:160], (event.message[:60], event.reason),
-                                event.source, EVENT_TOOLS, "quota-event"))
+        entry.add(0.65, event.message[:160], (event.message[:60], event.reason), event.source,
+                  t.EVENT_TOOLS, "quota-event")
     for ref, workload in facts.workloads.items():
         for problem in workload.problems:
-            if phrase_in(problem, QUOTA_WORDS):
+            if t.phrase_in(problem, QUOTA_WORDS):
                 entry = found.setdefault(ref, Candidate("quota_exceeded", ref))
-                entry.clues.append(Clue(0.55, problem[:160], (problem[:60],), workload.source,
-                                        (WORKLOADS,), "quota-condition"))
+                entry.add(0.55, problem[:160], (problem[:60],), workload.source, (t.WORKLOADS,),
+                          "quota-condition")
                 break
     for item in facts.quotas:
         if item.ratio is None or item.ratio < 1.0:
             continue
         for entry in found.values():
             if entry.culprit.namespace == item.namespace:
-                entry.clues.append(Clue(
-                    0.25, f"quota {item.quota}: {item.resource} used {item.used} of {item.hard}",
-                    (f"resource: {item.resource}", item.quota), item.source, (QUOTAS,),
-                    "quota-full"))
+                entry.add(0.25,
+                          f"quota {item.quota}: {item.resource} used {item.used} of {item.hard}",
+                          (f"resource: {item.resource}", item.quota), item.source, (t.QUOTAS,),
+                          "quota-full")
     for ref, entry in found.items():
         entry.fix = (f"Raise the ResourceQuota/LimitRange of namespace {ref.namespace} or lower "
                      f"the requests and limits of {ref.kind} {ref.name} so its pods are admitted.")
-        entry.followups.append(Followup(QUOTAS, {"namespace": ref.namespace},
-                                        f"compare the quota of {ref.namespace} with its use"))
+        entry.follow(t.QUOTAS, {"namespace": ref.namespace},
+                     f"compare the quota of {ref.namespace} with its use")
     return list(found.values())
