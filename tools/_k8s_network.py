@@ -43,9 +43,10 @@ async def k8s_list_services(
     ctx: ToolContext, namespace: str | None = None, name: str | None = None
 ) -> dict[str, Any]:
     """List Services with their selector, ports, how many pods the selector matches (and how
-    many are ready), endpoint counts, and problems: a selector that matches no pod, no ready
-    endpoint, a targetPort that the pods do not expose. k8s_service_endpoints shows one
-    Service's pods and addresses by name.
+    many are ready), endpoint counts, a node-local traffic policy, and problems: a selector
+    that matches no pod, no ready endpoint, a targetPort that the pods do not expose,
+    internalTrafficPolicy Local with ready pods on only some nodes (callers elsewhere reach
+    nothing). k8s_service_endpoints shows one Service's pods and addresses by name.
 
     Args:
         namespace: Namespace to list; omit for all namespaces.
@@ -53,13 +54,16 @@ async def k8s_list_services(
     """
     check_namespace(ctx, namespace)
     services, endpoints, pods = await list_kinds(ctx, namespace, "Service", "Endpoints", "Pod")
+    nodes = await _ready_nodes(ctx) if any(
+        (s.get("spec") or {}).get("internalTrafficPolicy") == "Local" for s in services) else 0
     rows = []
     for service in services:
         if name and name_of(service) != name:
             continue
         ns = namespace_of(service)
         endpoint = next((e for e in _in(ns, endpoints) if name_of(e) == name_of(service)), None)
-        row = _service_row(service, endpoint, _in(ns, pods), with_namespace=namespace is None)
+        row = _service_row(service, endpoint, _in(ns, pods), with_namespace=namespace is None,
+                           ready_nodes=nodes)
         rows.append(("problems" not in row, name_of(service), row))
     rows.sort(key=lambda item: item[:2])
     result = {"total": len(rows), "with_problems": sum(1 for ok, *_ in rows if not ok),
@@ -67,8 +71,35 @@ async def k8s_list_services(
     return finish(result, [*services, *endpoints])
 
 
+async def _ready_nodes(ctx: ToolContext) -> int:
+    """How many nodes are Ready: what a node-local traffic policy is measured against."""
+    (nodes,) = await list_kinds(ctx, None, "Node")
+    return sum(1 for n in nodes if any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (n.get("status") or {}).get("conditions") or []))
+
+
+def _local_traffic(spec: dict[str, Any], ready: list[KubeObject], ready_nodes: int,
+                   row: dict[str, Any]) -> list[str]:
+    """A node-local traffic policy: shown, and a problem when the ready pods sit on fewer
+    nodes than there are, since callers on the others reach no endpoint."""
+    policies = [f"{side}: Local" for side, key in (("internal", "internalTrafficPolicy"),
+                                                   ("external", "externalTrafficPolicy"))
+                if spec.get(key) == "Local"]
+    if not policies:
+        return []
+    row["traffic_policy"] = ", ".join(policies)
+    hosts = sorted({str((p.get("spec") or {}).get("nodeName")) for p in ready
+                    if (p.get("spec") or {}).get("nodeName")})
+    if spec.get("internalTrafficPolicy") != "Local" or not hosts or len(hosts) >= ready_nodes:
+        return []
+    return [f"internalTrafficPolicy Local, and its ready pods run on {len(hosts)} of "
+            f"{ready_nodes} nodes ({', '.join(hosts[:4])}): callers on the other nodes reach "
+            "no endpoint"]
+
+
 def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[KubeObject],
-                 *, with_namespace: bool) -> dict[str, Any]:
+                 *, with_namespace: bool, ready_nodes: int = 0) -> dict[str, Any]:
     spec = service.get("spec") or {}
     row: dict[str, Any] = {"name": name_of(service)}
     if with_namespace:
@@ -91,6 +122,7 @@ def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[Ku
         elif not ready:
             problems.append(f"none of the {len(matched)} matching pods is ready")
         problems += _port_problems(spec.get("ports") or [], matched)
+        problems += _local_traffic(spec, ready, ready_nodes, row)
     addresses = not_ready = 0
     for subset in (endpoint or {}).get("subsets") or []:
         addresses += len(subset.get("addresses") or [])

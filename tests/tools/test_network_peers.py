@@ -138,3 +138,31 @@ async def test_egress_open_only_to_the_namespaces_own_pods_is_said_to_cut_dns(
     cut = "egress is restricted and no rule allows DNS (port 53)"
     assert cut in rows["own-namespace-only"]["warnings"]
     assert cut not in rows["with-dns"].get("warnings", [])
+
+
+def _node(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+async def test_a_node_local_service_says_which_nodes_reach_no_endpoint(tmp_path: Path) -> None:
+    """internalTrafficPolicy Local with its ready pods on one of two nodes: callers on the
+    other reach nothing, and the listing says so; externalTrafficPolicy Local is shown."""
+    folder = _scenario(tmp_path)
+    objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
+    local = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "results",
+                                                                 "namespace": "lab"},
+             "spec": {"selector": {"app": "results"}, "internalTrafficPolicy": "Local",
+                      "ports": [{"port": 80, "targetPort": 8080}]}}
+    edge = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "exporter",
+                                                                "namespace": "lab"},
+            "spec": {"selector": {"app": "exporter"}, "type": "NodePort",
+                     "externalTrafficPolicy": "Local", "ports": [{"port": 80}]}}
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all(
+        [*objects, _node("node-a"), _node("node-b"), local, edge]))
+    rows = {s["name"]: s for s in (await call(context(folder), "k8s_list_services",
+                                              namespace="lab"))["services"]}
+    assert rows["results"]["traffic_policy"] == "internal: Local"
+    assert any("run on 1 of 2 nodes (node-a)" in p for p in rows["results"]["problems"])
+    assert rows["exporter"]["traffic_policy"] == "external: Local"
+    assert not any("internalTrafficPolicy" in p for p in rows["exporter"].get("problems", []))
