@@ -1,5 +1,6 @@
 """A workload's health signals computed from raw series: memory, CPU, restarts, requests,
-latency. Each returns compact data with `abnormal` and a `why` a human would write.
+latency, a consumer's backlog. Each returns compact data with `abnormal` and a `why` a
+human would write.
 
 Thresholds are generic rules of thumb (90% of a memory limit, 25% of CPU periods
 throttled, a 5% error ratio, a p99 that grew by half), never tuned to a scenario. Input
@@ -309,3 +310,28 @@ def latency(buckets: Sequence[Series], metric: str) -> dict[str, Any]:
 
 def _maybe(value: float | None) -> float | None:
     return None if value is None else round_to(value)
+
+
+BACKLOG_FACTOR = 3.0  # the lag at the end at least triples its early level...
+BACKLOG_MESSAGES = 500.0  # ...by at least this many messages: a backlog, not jitter
+
+
+def backlog(series: Sequence[Series], metric: str) -> dict[str, Any]:
+    """A consumer group's lag summed over its partitions: whether it keeps growing (the
+    consumer falls behind: slower, or fewer of it), from when, and from what to what."""
+    total = sum_by_time([(p.timestamp, p.value) for p in s.samples] for s in series)
+    if len(total) < 6:
+        return {"abnormal": False, "metric": metric, "why": "too few samples of the lag"}
+    values = [v for _, v in total]
+    quarter = sorted(values[: max(len(values) // 4, 1)])
+    early, last = quarter[len(quarter) // 2], values[-1]
+    result: dict[str, Any] = {"metric": metric, "early": round_to(early), "last": round_to(last),
+                              "peak": round_to(max(values))}
+    growing = last >= BACKLOG_FACTOR * max(early, 1.0) and last - early >= BACKLOG_MESSAGES
+    if not growing:
+        return {"abnormal": False, "why": f"consumer lag {last:g}, no lasting growth", **result}
+    level = early * 1.1 + 1  # the last time it was still at its early level: growth began
+    start = next((i + 1 for i in range(len(values) - 1, -1, -1) if values[i] <= level), 0)
+    result["growing_since"] = iso(total[start][0])
+    return {"abnormal": True, "why": f"consumer lag grew from {early:g} to {last:g} messages "
+            f"since {result['growing_since']}", **result}

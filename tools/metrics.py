@@ -113,8 +113,9 @@ async def metrics_workload_signals(
     """A workload's health signals computed from its metrics over a window: memory working
     set against the limit (peak, ratio, trend, drops at the limit), CPU throttling and use
     against the limit, container restarts, request rate and 5xx ratio before/after a change
-    point, and latency p50/p95/p99 before/after. Each signal says whether it is abnormal and
-    why. A window that starts well before the trouble shows the change best.
+    point, latency p50/p95/p99 before/after, and for a consumer the lag of the consumer
+    group named after it (growing: it falls behind). Each signal says whether it is abnormal
+    and why. A window that starts well before the trouble shows the change best.
 
     Args:
         namespace: The workload's namespace.
@@ -153,6 +154,7 @@ async def metrics_workload_signals(
                                                   workload)
     latency_metric, latency_series = await _first(fetch, _LATENCY, pod_match, namespace,
                                                   workload)
+    lag_metric, lag_series = await _consumer_lag(ctx, workload, begin, stop, step)
     signals: dict[str, Any] = {}
     missing = []
     if memory:
@@ -179,6 +181,8 @@ async def metrics_workload_signals(
         signals["latency"] = _signals.latency(latency_series, latency_metric)
     else:
         missing.append("latency (" + ", ".join(_LATENCY[:2]) + ", …)")
+    if lag_series:  # only a consumer has one: its absence is no missing data
+        signals["backlog"] = _signals.backlog(lag_series, lag_metric)
     pods = sorted({s.labels.get("pod", "") for group in (memory, restarts, request_series)
                    for s in group} - {""})
     result: dict[str, Any] = {
@@ -192,6 +196,24 @@ async def metrics_workload_signals(
         result["no_data"] = missing
     raw = [*memory, *throttled, *periods, *usage, *restarts, *request_series, *latency_series]
     return finish(result, partial(_matrix, raw))
+
+
+# (metric, group label) of the consumer-lag exporters: kafka_exporter, its summed form, and
+# the group-labelled form of other exporters.
+_LAG = (("kafka_consumergroup_lag", "consumergroup"),
+        ("kafka_consumergroup_lag_sum", "consumergroup"),
+        ("kafka_consumer_group_lag", "group"))
+
+
+async def _consumer_lag(ctx: ToolContext, workload: str, begin: Any, stop: Any,
+                        step: int) -> tuple[str, list[Series]]:
+    """The lag of the consumer group named after the workload (`notifier`, `notifier-v2`):
+    exporters label it by group, not by the consumer's pods. The forms are asked at once."""
+    group = "~" + re.escape(workload) + r"([-_.].*)?"
+    found = await asyncio.gather(*(ctx.metrics.series(metric, {label: group}, begin, stop,
+                                                      step_seconds=step)
+                                   for metric, label in _LAG))
+    return next(((m, f) for (m, _), f in zip(_LAG, found, strict=True) if f), ("", []))
 
 
 async def _first(fetch: Any, metrics: tuple[str, ...], pod_match: dict[str, str],

@@ -226,3 +226,14 @@ def test_throttling_that_began_mid_window_is_reported_from_when_it_began() -> No
     change = result["throttled_change"]  # ...but since it began, most periods are throttled
     assert change["ratio_before"] == pytest.approx(0.02) and change["ratio_after"] >= 0.6
     assert change["at"] == "2026-01-01T01:20:00Z" and "rose from 2% to 65%" in result["why"]
+
+
+def test_a_consumer_lag_that_keeps_growing_is_a_backlog_and_a_steady_one_is_not() -> None:
+    growing = [_series("exporter", [200.0] * 20 + [200.0 + 400 * i for i in range(1, 21)],
+                       "kafka_consumergroup_lag", partition=str(p)) for p in range(2)]
+    signal = _signals.backlog(growing, "kafka_consumergroup_lag")
+    assert signal["abnormal"] is True and signal["early"] == 400.0  # two partitions
+    assert signal["growing_since"] == "2026-01-01T00:20:00Z"
+    assert "consumer lag grew from 400 to 16400 messages" in signal["why"]
+    steady = [_series("exporter", [300.0, 900.0, 250.0, 800.0] * 10, "kafka_consumergroup_lag")]
+    assert _signals.backlog(steady, "kafka_consumergroup_lag")["abnormal"] is False
