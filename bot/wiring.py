@@ -35,7 +35,7 @@ from tools.toolset import Approver, Summariser, Toolset
 ANALYZER = "analyzer"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 ENGINES = ("react", "reflexion", "tot", "got", "auto")
-DEFAULT_ENGINE = "auto"  # the bot's: as accurate as every single engine, in fewer steps
+DEFAULT_ENGINE = "auto"  # the bot's: as accurate as react, reflexion and tot, in fewer steps
 TAKES_CORRECTIONS = frozenset({"reflexion", "auto"})  # engines whose attempts open with notes
 SEARCH_CHOICES = SEARCHES
 Engine = ReactEngine | ReflexionEngine | TotEngine | GotEngine | AutoEngine

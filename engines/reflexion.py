@@ -58,9 +58,10 @@ class Verdict:
     problems: tuple[str, ...] = ()
 
 
-def evaluate(result: InvestigationResult, min_confidence: float = 0.5, *,
-             unknown_fails: bool = True) -> Verdict:
+def evaluate(result: InvestigationResult, rules: ReflexionConfig | None = None) -> Verdict:
     """Judge an attempt by rules that need no model: nothing here can be talked round."""
+    rules = rules or ReflexionConfig()
+    min_confidence, unknown_fails = rules.min_confidence, rules.retry_unknown
     diagnosis = result.diagnosis
     if diagnosis is None:
         return Verdict(False, ("no diagnosis was submitted",))
@@ -240,8 +241,7 @@ class ReflexionEngine:
             total = total + result.usage
             steps, tool_calls = result.steps, tool_calls + result.tool_calls
             seconds += result.seconds
-            verdict = evaluate(result, self.reflexion.min_confidence,
-                               unknown_fails=self.reflexion.retry_unknown)
+            verdict = evaluate(result, self.reflexion)
             if self.check is not None and self.check_name != model.name:
                 before = self.check.usage
                 verdict = await check_attempt(self.check, incident, result, toolset,

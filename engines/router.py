@@ -130,8 +130,8 @@ def choose(complexity: Complexity, base: EngineConfig) -> Choice:
 
 # The router's attempts: a second one only when the first failed outright (no diagnosis,
 # evidence no observation holds). A low confidence, or `unknown` with its leads, is reported
-# as it is: on the suites, Reflexion's retries of those changed none of them and cost 2.4
-# more steps an incident (README, the router).
+# as it is: on the 160 held-out scenarios of the time, Reflexion's retries of those changed
+# none of them and cost 2.4 more steps an incident (6.78 mean steps against react's 4.40).
 ROUTER_ATTEMPTS = ReflexionConfig(max_attempts=2, min_confidence=0.0, retry_unknown=False)
 
 

@@ -19,6 +19,11 @@ from itertools import pairwise
 from tools.sources.base import Sample
 
 
+def points(samples: Sequence[Sample]) -> list[tuple[datetime, float]]:
+    """A series' samples as (time, value) pairs, the shape the helpers below take."""
+    return [(s.timestamp, s.value) for s in samples]
+
+
 def increases(samples: Sequence[Sample]) -> list[tuple[datetime, float]]:
     """Per-interval increase of a counter, as (end of interval, increase).
 

@@ -21,6 +21,7 @@ from tools._series import (
     histogram_quantile,
     increase,
     increases,
+    points,
     sharp_drops,
     slope_per_hour,
     sum_by_time,
@@ -59,7 +60,7 @@ def memory(usage: Sequence[Series], limits: dict[Key, float],
             ratio = peak / limit if limit else None
             drops += sharp_drops(values, limit) if limit else 0
             if len(values) >= 10:
-                slopes.append(slope_per_hour([(s.timestamp, s.value) for s in series.samples]))
+                slopes.append(slope_per_hour(points(series.samples)))
             if worst is None or (ratio or 0, peak) > (worst["ratio"] or 0, worst["peak"]):
                 worst = {"pod": key_of(series)[0], "peak": peak, "limit": limit, "ratio": ratio,
                          "latest": values[-1]}
@@ -319,7 +320,7 @@ BACKLOG_MESSAGES = 500.0  # ...by at least this many messages: a backlog, not ji
 def backlog(series: Sequence[Series], metric: str) -> dict[str, Any]:
     """A consumer group's lag summed over its partitions: whether it keeps growing (the
     consumer falls behind: slower, or fewer of it), from when, and from what to what."""
-    total = sum_by_time([(p.timestamp, p.value) for p in s.samples] for s in series)
+    total = sum_by_time(points(s.samples) for s in series)
     if len(total) < 6:
         return {"abnormal": False, "metric": metric, "why": "too few samples of the lag"}
     values = [v for _, v in total]

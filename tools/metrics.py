@@ -21,7 +21,7 @@ from pydantic import Field
 from engines.errors import ToolError
 from tools import _signals
 from tools._k8s_common import Owners, name_of, quantity
-from tools._series import change_point, increases, summarize
+from tools._series import change_point, increases, points, summarize
 from tools._toolkit import (
     check_namespace,
     cut,
@@ -144,9 +144,10 @@ async def metrics_workload_signals(
     matchers = (containers, {**containers, "resource": "memory"}, containers, containers,
                 containers, containers, {**containers, "resource": "cpu"}, containers,
                 containers)
-    fetched, spec_limits = await asyncio.gather(
+    fetched, spec_limits, (lag_metric, lag_series) = await asyncio.gather(
         asyncio.gather(*(fetch(n, m) for n, m in zip(names, matchers, strict=True))),
         _spec_limits(ctx, namespace, workload),
+        _consumer_lag(ctx, workload, begin, stop, step),
     )
     (memory, memory_limits, cadvisor_limits, throttled, periods, usage, cpu_limits, restarts,
      reasons) = fetched
@@ -154,7 +155,6 @@ async def metrics_workload_signals(
                                                   workload)
     latency_metric, latency_series = await _first(fetch, _LATENCY, pod_match, namespace,
                                                   workload)
-    lag_metric, lag_series = await _consumer_lag(ctx, workload, begin, stop, step)
     signals: dict[str, Any] = {}
     missing = []
     if memory:
@@ -280,17 +280,17 @@ async def metrics_query(
     result["values"] = "per-second rate" if counter else "raw values"
     rows = []
     for series in found:
-        points = ([(at, d / step) for at, d in increases(series.samples)] if counter
-                  else [(p.timestamp, p.value) for p in series.samples])
-        stats = summarize([v for _, v in points])
+        shown = ([(at, d / step) for at, d in increases(series.samples)] if counter
+                 else points(series.samples))
+        stats = summarize([v for _, v in shown])
         if stats is None:
             continue
         row: dict[str, Any] = {"labels": {k: v for k, v in series.labels.items()
                                           if k not in common} or "(common labels only)",
                                "min": round_to(stats.minimum), "mean": round_to(stats.mean),
                                "max": round_to(stats.maximum), "last": round_to(stats.last)}
-        if (change := change_point([v for _, v in points])) is not None:
-            row["change"] = {"at": iso(points[change.index][0]),
+        if (change := change_point([v for _, v in shown])) is not None:
+            row["change"] = {"at": iso(shown[change.index][0]),
                              "before": round_to(change.before), "after": round_to(change.after)}
         rows.append((-stats.maximum, row))
     rows.sort(key=lambda item: item[0])

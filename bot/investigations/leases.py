@@ -111,14 +111,23 @@ class Leases:
         if investigation.generation is None or investigation.id not in self._held:
             return True  # no lease (SQLite), or released at the end: nobody else owns it
         loop = asyncio.get_running_loop()
-        if loop.time() < self._trusted_until.get(investigation.id, 0.0):
+        trusted = self._trusted_until.get(investigation.id, 0.0)
+        if loop.time() < trusted:
             return True
-        try:
-            await self.renew()
-        except Exception as exc:  # the store away: hold back, the next message asks again
-            log.warning("could not confirm the lease of %s: %s", investigation.id, exc)
-            return False
-        return not investigation.lost
+        # The store away: hold the message back and ask again, until the lease would have
+        # expired in the store (a third of the TTL after the trust ends): past that another
+        # replica may own the run, and the message is not this one's to send.
+        while True:
+            try:
+                await self.renew()
+                return not investigation.lost
+            except Exception as exc:
+                if loop.time() >= trusted + self.every:
+                    log.warning("could not confirm the lease of %s before it expired: %s",
+                                investigation.id, exc)
+                    return False
+                log.info("could not confirm the lease of %s yet: %s", investigation.id, exc)
+                await asyncio.sleep(min(self.every / 4, 1.0))
 
     def drop(self, investigation: Investigation) -> None:
         if self._held.get(investigation.id) is investigation:

@@ -26,8 +26,10 @@ from engines.analyzer.scope import Scope
 FLOOR = 0.3  # relevance of a cause that nothing links to the report
 UNSCOPED = 0.85  # relevance of every cause when the report names nothing known
 BATCH_KINDS = frozenset({"Job", "CronJob"})
-BATCH_HINT = 0.6  # a batch culprit when the report misses what batches make (statements...)
-# A node agent that ships logs or metrics, when the report misses logs or metrics.
+# How much a report points at a culprit by what it misses rather than by name: a batch
+# workload when it misses what batches make (statements...), a node agent that ships logs or
+# metrics when it misses logs or metrics.
+MISSING_OUTPUT_HINT = 0.6
 TELEMETRY_AGENT = re.compile(r"vector|fluent|promtail|filebeat|metricbeat|otel|opentelemetry|"
                              r"collector|log-?agent|logging|node-exporter|datadog|telegraf|"
                              r"grafana-agent|alloy")
@@ -40,10 +42,10 @@ def relevance(candidate: Candidate, scope: Scope, graph: Graph) -> float:
     culprit = candidate.culprit
     best = scope.weight(culprit.namespace, culprit.name)
     if culprit.kind in BATCH_KINDS and "batch" in scope.symptoms:
-        best = max(best, BATCH_HINT)
+        best = max(best, MISSING_OUTPUT_HINT)
     if culprit.kind == "DaemonSet" and "telemetry" in scope.symptoms and \
             TELEMETRY_AGENT.search(culprit.name.lower()):
-        best = max(best, BATCH_HINT)
+        best = max(best, MISSING_OUTPUT_HINT)
     for ref in candidate.affects:
         best = max(best, 0.95 * _reach(ref, scope, graph))
     best = max(best, _reach(culprit, scope, graph, own=False))

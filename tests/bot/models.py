@@ -2,12 +2,12 @@
 
 One `FunctionModel` whose behaviour is chosen by tags in the incident text, so a single
 server process can play every test's story: `[gate:NAME]` holds step 2 until the test
-opens the gate (an awaited event, never a sleep), `[fail]` fails like a model endpoint that
-refuses the key (and leaks it in the message, to prove Slack never sees it), `[kube-system]`
-tries to query kube-system from step 3 on, `[chart]` reads the workload's metrics (an
-abnormal signal: a chart) before answering, `[quick]` answers at once (no tools: what the
-bot itself costs). Everything else is the happy path over the real
-tools of the checkout-oom scenario, ending in the right diagnosis.
+opens the gate (an awaited event, never a sleep), `[gate3:NAME]` holds step 3 likewise,
+`[fail]` fails like a model endpoint that refuses the key (and leaks it in the message, to
+prove Slack never sees it), `[kube-system]` tries to query kube-system from step 3 on,
+`[chart]` reads the workload's metrics (an abnormal signal: a chart) before answering,
+`[quick]` answers at once (no tools: what the bot itself costs). Everything else is the
+happy path over the real tools of the checkout-oom scenario, ending in the right diagnosis.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from engines.scripted_model import FunctionModel, call, reply
 
 LEAKED_KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
 _GATE = re.compile(r"\[gate:(?P<name>[\w-]+)\]")
+_GATE3 = re.compile(r"\[gate3:(?P<name>[\w-]+)\]")
 
 DIAGNOSIS = {
     "category": "oom_killed",
@@ -61,6 +62,8 @@ def turn_function(gates: Gates) -> Callable[[ModelRequest], Awaitable[ModelReply
         gate = _GATE.search(incident)
         if gate and request.step == 2:
             await gates.get(gate.group("name")).wait()
+        if (later := _GATE3.search(incident)) and request.step == 3:
+            await gates.get(later.group("name")).wait()
         if request.step == 1:
             return reply("Look at the pods of the shop namespace first.",
                          call("k8s_list_pods", {"namespace": "shop"}))

@@ -247,13 +247,14 @@ async def test_what_a_frozen_replica_had_queued_for_slack_never_reaches_the_thre
     """A's step 2 is logged and its message queued when Slack answers 429 (Retry-After 1 s);
     A is frozen during the wait and taken over by B. When A wakes up its retry is due at
     once, but the message is checked against the lease first (A's own clock says the last
-    renewal is too old) and dropped, instead of landing in the thread B speaks in."""
+    renewal is too old) and dropped, instead of landing in the thread B speaks in. Step 3
+    is held too, so that A cannot run on to the end while its post waits."""
     channel = "CQUEUED"
     async with FakeSlack() as slack, await Store.open(postgres_url) as store:
         async with replica(slack, postgres_url, LEASE_SECONDS) as a, \
                 replica(slack, postgres_url, LEASE_SECONDS) as b:
             _, ts = await SlackSender(f"{a.url}/slack/events", session).mention(
-                channel, "UALICE", f"[gate:held] {REPORT}")
+                channel, "UALICE", f"[gate:held] [gate3:later] {REPORT}")
             ids = await investigation_ids(store, [(channel, ts)])
             await held_after_step_one(store, ids)
             await slack.wait_for(lambda f: posted_with(f, channel, ts, "*Step 1*"))
@@ -277,6 +278,7 @@ async def test_what_a_frozen_replica_had_queued_for_slack_never_reaches_the_thre
                       and "Step 2" in str(c.args.get("text", ""))]
             assert from_a == [], "A's queued step 2 reached the thread after the takeover"
             b.open_gate("held")
+            b.open_gate("later")
             assert state_of(await ended(slack, channel, ts)) == "done"
             assert await a.stop() == 0
         assert len(statuses(slack, channel, ts)) == 1

@@ -205,3 +205,33 @@ async def test_a_threads_messages_wait_for_a_renewal_once_the_lease_is_stale_and
     assert [r.id for r, _ in await store.claim_expired("replica-b", TTL, limit=1)] == ["frozen"]
     assert not await thread.guard()
     assert investigation.lost and thread.dead and leases.lost == 1
+
+
+class _Blinking:
+    """The store, whose next lease renewal fails once (the database away for a moment)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.failures = 1
+
+    async def renew_leases(self, *args: Any) -> set[str]:
+        if self.failures:
+            self.failures -= 1
+            raise OSError("connection refused")
+        return set(await self.store.renew_leases(*args))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+async def test_a_message_waits_out_a_store_blink_instead_of_being_dropped(store: Store) -> None:
+    await _running(store, "blink")
+    blinking = _Blinking(store)
+    leases = Leases(cast(Any, blinking), seconds=0.6, owner="replica-a")
+    thread = Thread("C1", "blink.ts")
+    investigation = Investigation("blink", "checkout restarts", "alice", thread,
+                                  ConstraintInbox(), cast(Any, None))
+    await leases.acquire(investigation)
+    await asyncio.sleep(0.45)  # stale by this replica's clock, still valid in the store
+    assert thread.guard is not None and await thread.guard()  # held back, then confirmed
+    assert blinking.failures == 0 and not investigation.lost

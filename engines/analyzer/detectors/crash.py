@@ -31,7 +31,7 @@ from engines.analyzer.detectors._common import (
     pod_workload,
     snippet,
 )
-from engines.analyzer.detectors.network import DNS, DNS_LOOKUP
+from engines.analyzer.detectors.network import RESOLUTION
 from engines.analyzer.facts import Container, Facts, LogPattern, Pod, Ref
 from engines.analyzer.scope import Scope
 
@@ -234,10 +234,9 @@ def _log_clues(facts: Facts, found: dict[Ref, Candidate]) -> None:
             text.strip()[:140]
         found[ref].clues.append(Clue(weight, f"its log says: {quote[:140]}", (quote, phrase),
                                      pattern.source, LOG_TOOLS, "crash-log"))
-        if phrase_in(text, (*DNS, *DNS_LOOKUP)) is not None:  # it dies failing to resolve
-            found[ref].followups.append(Followup(
-                POLICIES, {"namespace": ref.namespace},
-                f"rule out a NetworkPolicy that keeps {ref.name} from DNS"))
+        if phrase_in(text, RESOLUTION) is not None:  # it dies failing to resolve a name
+            found[ref].follow(POLICIES, {"namespace": ref.namespace},
+                              f"rule out a NetworkPolicy that keeps {ref.name} from DNS")
         if unreachable and not config:
             found[ref].demote(0.5, "it dies because a dependency is unreachable")
             continue

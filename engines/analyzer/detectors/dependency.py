@@ -37,7 +37,7 @@ from engines.analyzer.detectors._targets import (
 )
 from engines.analyzer.detectors.certificate import TLS
 from engines.analyzer.detectors.exhaustion import PHRASES as EXHAUSTION
-from engines.analyzer.detectors.network import DNS, DNS_LOOKUP
+from engines.analyzer.detectors.network import RESOLUTION
 from engines.analyzer.facts import Facts, Ref, Signals
 from engines.analyzer.scope import Scope
 
@@ -58,7 +58,7 @@ CONNECT = ("connection refused", "connection timed out", "connect timed out", "t
 REFUSED = ("status=401", "status 401", "http 401", "401 unauthorized", "unauthorized",
            "revoked", "invalid api key", "invalid_api_key", "authorization grant is invalid",
            "invalid_grant")
-OTHER_CAUSES = (*TLS, *DNS, *DNS_LOOKUP, *EXHAUSTION)  # those name a more specific cause
+OTHER_CAUSES = (*TLS, *RESOLUTION, *EXHAUSTION)  # those name a more specific cause
 
 
 def _outside_refusal(sighting: Sighting, targets: list[Target]) -> bool:

@@ -28,11 +28,10 @@ from engines.analyzer.detectors._common import (
 )
 from engines.analyzer.detectors._logs import STALE, Sighting, sightings
 from engines.analyzer.detectors._resolvers import selects, servers, serves_dns
-from engines.analyzer.detectors.network import DNS, DNS_LOOKUP
+from engines.analyzer.detectors.network import RESOLUTION
 from engines.analyzer.facts import Facts, LogPattern, Ref, Service, Workload
 from engines.analyzer.scope import Scope
 
-RESOLUTION = (*DNS, *DNS_LOOKUP)
 UPSTREAM = ("i/o timeout", "read udp", "servfail", "connection refused", "no route to host",
             "timed out", "timeout")
 """What a DNS server logs when it cannot answer (its upstream is unreachable, it fails)."""

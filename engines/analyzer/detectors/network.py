@@ -26,6 +26,7 @@ DNS = ("no such host", "nxdomain", "name resolution", "name or service not known
        "could not translate host name")
 DNS_LOOKUP = ("dial tcp: lookup", ":53: read udp", ":53: i/o timeout", ":53: connection refused")
 """Go's resolver naming port 53: a lookup that timed out, whatever the host."""
+RESOLUTION = (*DNS, *DNS_LOOKUP)  # a name that could not be resolved, however it is said
 BLOCKED = ("i/o timeout", "connection timed out", "connect timed out", "timed out", "timeout",
            "deadline exceeded", "no route to host", "connection refused", "econnrefused",
            "no healthy upstream", "no endpoints available", "upstream connect error",

@@ -33,7 +33,7 @@ from engines.analyzer.detectors._targets import (
     target_workload,
     workload_at,
 )
-from engines.analyzer.detectors.network import BLOCKED, DNS, DNS_LOOKUP
+from engines.analyzer.detectors.network import BLOCKED, RESOLUTION
 from engines.analyzer.facts import Facts, Policy, Ref
 from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Observation
@@ -196,7 +196,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 _egress(facts, found, sighting, callee)
         if outside is not None and not addresses:
             _egress_to(facts, found, sighting, None, outside.port, outside.host)
-    lookups = sightings(facts, scope, DNS + DNS_LOOKUP)
+    lookups = sightings(facts, scope, RESOLUTION)
     seen += lookups
     for sighting in lookups:
         for policy in facts.policies.values():
