@@ -105,6 +105,8 @@ def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[Ku
     if with_namespace:
         row["namespace"] = namespace_of(service)
     row["type"] = spec.get("type", "ClusterIP")
+    if (address := spec.get("clusterIP")) and address != "None":
+        row["cluster_ip"] = address  # what a caller's "connect ETIMEDOUT 10.0.3.7:80" names
     row["ports"] = [f"{p.get('port')}→{p.get('targetPort', p.get('port'))}/"
                     f"{p.get('protocol', 'TCP')}" for p in spec.get("ports") or []]
     problems = []

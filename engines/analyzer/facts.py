@@ -223,6 +223,8 @@ class Service:
     endpoints_ready: int | None = None
     problems: tuple[str, ...] = ()
     ports: tuple[str, ...] = ()
+    cluster_ip: str = ""
+    external_name: str = ""  # an ExternalName Service: the outside name it aliases
     source: Observation | None = None
 
 

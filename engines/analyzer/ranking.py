@@ -151,7 +151,8 @@ def _states(candidates: Sequence[Candidate]) -> dict[tuple[str, str], dict[str, 
         topics = {clue.topic for clue in candidate.clues}
         for form in _forms(candidate) - {"backlog"} | (
                 {LIVENESS_KILL} if candidate.category == "probe_failure"
-                and {"probe-kill", "probe-killing"} <= topics else set()) | (
+                and ({"probe-kill", "probe-killing"} <= topics or "probe-sigterm" in topics)
+                else set()) | (
                 {OUT_OF_ROOM} if candidate.category == "resource_exhaustion"
                 and ROOM & topics else set()):
             node[form] = max(node.get(form, 0.0), candidate.strength)

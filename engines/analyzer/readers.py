@@ -211,7 +211,9 @@ def read_services(obs: Observation, facts: Facts) -> None:
             ready_pods=int(match.group(1)) if match else None,
             matching_pods=int(match.group(2)) if match else None,
             endpoints_ready=as_int(endpoints.get("ready")) if endpoints else None,
-            problems=as_strs(row.get("problems")), ports=as_strs(row.get("ports")), source=obs)
+            problems=as_strs(row.get("problems")), ports=as_strs(row.get("ports")),
+            cluster_ip=str(row.get("cluster_ip") or ""),
+            external_name=str(row.get("external_name") or ""), source=obs)
 
 
 def read_policies(obs: Observation, facts: Facts) -> None:

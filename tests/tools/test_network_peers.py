@@ -147,13 +147,14 @@ def _node(name: str) -> dict[str, Any]:
 
 async def test_a_node_local_service_says_which_nodes_reach_no_endpoint(tmp_path: Path) -> None:
     """internalTrafficPolicy Local with its ready pods on one of two nodes: callers on the
-    other reach nothing, and the listing says so; externalTrafficPolicy Local is shown."""
+    other reach nothing, and the listing says so (with the cluster IP that callers' errors
+    name); externalTrafficPolicy Local is shown."""
     folder = _scenario(tmp_path)
     objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
     local = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "results",
                                                                  "namespace": "lab"},
              "spec": {"selector": {"app": "results"}, "internalTrafficPolicy": "Local",
-                      "ports": [{"port": 80, "targetPort": 8080}]}}
+                      "clusterIP": "10.0.148.23", "ports": [{"port": 80, "targetPort": 8080}]}}
     edge = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "exporter",
                                                                 "namespace": "lab"},
             "spec": {"selector": {"app": "exporter"}, "type": "NodePort",
@@ -163,6 +164,7 @@ async def test_a_node_local_service_says_which_nodes_reach_no_endpoint(tmp_path:
     rows = {s["name"]: s for s in (await call(context(folder), "k8s_list_services",
                                               namespace="lab"))["services"]}
     assert rows["results"]["traffic_policy"] == "internal: Local"
+    assert rows["results"]["cluster_ip"] == "10.0.148.23"  # what callers' errors name
     assert any("run on 1 of 2 nodes (node-a)" in p for p in rows["results"]["problems"])
     assert rows["exporter"]["traffic_policy"] == "external: Local"
     assert not any("internalTrafficPolicy" in p for p in rows["exporter"].get("problems", []))

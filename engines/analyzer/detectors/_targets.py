@@ -84,6 +84,12 @@ def workload_at(ip: str, facts: Facts) -> Ref | None:
     return owners.pop() if len(owners) == 1 else None
 
 
+def service_at(ip: str, facts: Facts) -> Target | None:
+    """The Service whose cluster IP this is (k8s_list_services shows it), as a target."""
+    return next((Target(ip, "", ns, name) for (ns, name), service in facts.services.items()
+                 if ip and service.cluster_ip == ip), None)
+
+
 def resolve(host: str, port: str, caller_namespace: str, facts: Facts) -> Target:
     """Place a host in the cluster (Service namespace/name) or outside it."""
     low = host.lower().rstrip(".")

@@ -13,6 +13,7 @@ workload is the deepest cause: the candidate names it, its callers are what it a
 from __future__ import annotations
 
 import ipaddress
+import re
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
@@ -27,9 +28,11 @@ from engines.analyzer.detectors._common import (
 from engines.analyzer.detectors._logs import Sighting, by_workload, sightings
 from engines.analyzer.detectors._targets import (
     Target,
+    addresses_in,
     hosts_in,
     named,
     resolve,
+    service_at,
     target_workload,
     troubled,
     unnamed_upstream,
@@ -37,7 +40,7 @@ from engines.analyzer.detectors._targets import (
 )
 from engines.analyzer.detectors.certificate import TLS
 from engines.analyzer.detectors.exhaustion import PHRASES as EXHAUSTION
-from engines.analyzer.detectors.network import RESOLUTION
+from engines.analyzer.detectors.network import RESOLUTION, service_fault
 from engines.analyzer.facts import Facts, Ref, Signals
 from engines.analyzer.scope import Scope
 
@@ -58,7 +61,28 @@ CONNECT = ("connection refused", "connection timed out", "connect timed out", "t
 REFUSED = ("status=401", "status 401", "http 401", "401 unauthorized", "unauthorized",
            "revoked", "invalid api key", "invalid_api_key", "authorization grant is invalid",
            "invalid_grant")
+# A dependency that answers but will not serve: an outside API that throttles the caller
+# (counted, like REFUSED, only when the line names an outside host or a provider), or a
+# database that is a replica now (a failover left the caller's pool on the old primary)
+# and refuses writes.
+THROTTLED = ("too many requests", "rate limit exceeded", "rate limited", "rate-limited",
+             "reduce your request rate", "slowdown", "slow down", "requestlimitexceeded",
+             "throttlingexception", "quota exceeded for quota metric")
+WRITES_REFUSED = ("read-only transaction", "read only transaction", "read-only replica",
+                  "read only replica", "--read-only option", "readonly you can't write")
+# An HTTP error status a line says an outside host answered ("-> 410 Gone", "status=503"):
+# counted only when the line names a host outside the cluster, since a caller's own access
+# log prints the status it answered, not one it was given.
+_ANSWERED = re.compile(r"(?:->|=>|status[=: ]+|code[=: ]+|http/\d(?:\.\d)? |failed: |"
+                       r"answered |returned |responded (?:with )?)\s*"
+                       r"(40[348]|41[05]|429|5\d\d)\b")
 OTHER_CAUSES = (*TLS, *RESOLUTION, *EXHAUSTION)  # those name a more specific cause
+
+
+def _answered_status(text: str) -> str | None:
+    """The piece of a line that says a server answered an error status, if any."""
+    match = _ANSWERED.search(text.lower())
+    return match.group(0) if match else None
 
 
 def _outside_refusal(sighting: Sighting, targets: list[Target]) -> bool:
@@ -69,7 +93,7 @@ def _outside_refusal(sighting: Sighting, targets: list[Target]) -> bool:
 def _targets(sighting: Sighting, facts: Facts) -> list[Target]:
     """The hosts a line names; an address that is a known pod's is that pod's workload."""
     text = f"{sighting.pattern.example} {sighting.pattern.template}"
-    found = []
+    found = [t for ip, _ in addresses_in(text) if (t := service_at(ip, facts)) is not None]
     for host, port in hosts_in(text):
         pod = workload_at(host, facts) if _private(host) else None
         found.append(Target(host, port, pod.namespace, pod.name) if pod is not None
@@ -97,21 +121,26 @@ def _strained(ref: Ref, facts: Facts) -> tuple[str, Signals] | None:
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
     callees: dict[Ref, Candidate] = {}
-    seen_all = sightings(facts, scope, (*CONNECT, *REFUSED), OTHER_CAUSES)
+    seen_all = sightings(facts, scope, (*CONNECT, *REFUSED, *THROTTLED, *WRITES_REFUSED),
+                         OTHER_CAUSES, find=_answered_status)
     for caller, seen in by_workload(seen_all).items():
         entry = Candidate("dependency_failure", caller)
         hosts: list[Target] = []
         for sighting in seen[:3]:
             targets = _targets(sighting, facts)
-            if sighting.phrase in REFUSED and not _outside_refusal(sighting, targets):
+            outside_only = sighting.phrase in (*REFUSED, *THROTTLED) or bool(
+                _ANSWERED.fullmatch(sighting.phrase))
+            if outside_only and not _outside_refusal(sighting, targets):
                 continue
             inside = [t for t in targets if t.in_cluster]
             text = f"{sighting.pattern.example} {sighting.pattern.template}"
             callee = next((w for t in inside if (w := target_workload(t, facts))), None) or \
                 next(iter(named(text, caller, facts)), None) or \
                 unnamed_upstream(facts, caller, text)
-            if callee is not None and callee != caller and troubled(callee, facts):
-                continue  # the callee is sick: its own detectors own this cause
+            if (callee is not None and callee != caller and troubled(callee, facts)) or any(
+                    (s := facts.services.get((t.namespace, t.service))) is not None
+                    and service_fault(s) for t in inside):
+                continue  # the callee or its Service is sick: its own detectors own this
             count = sighting.pattern.count
             weight = (0.5 if count >= 10 or sighting.pattern.previous else 0.3) * sighting.factor
             note = f"{caller.name} logs {sighting.quote[:90]!r}" + (f" ×{count}" if count > 1

@@ -28,7 +28,7 @@ from engines.analyzer.detectors._common import (
 )
 from engines.analyzer.detectors._logs import STALE, Sighting, sightings
 from engines.analyzer.detectors._resolvers import selects, servers, serves_dns
-from engines.analyzer.detectors.network import RESOLUTION
+from engines.analyzer.detectors.network import RESOLUTION, aliased
 from engines.analyzer.facts import Facts, LogPattern, Ref, Service, Workload
 from engines.analyzer.scope import Scope
 
@@ -78,10 +78,12 @@ def _down(facts: Facts, ref: Ref, workload: Workload, service: Service | None) -
 
 def _failing_lookups(facts: Facts, ref: Ref) -> LogPattern | None:
     """A recent, repeated error of the DNS server's own log about lookups it cannot answer."""
+    aliases = [s.external_name.lower() for s in facts.services.values() if s.external_name]
     for pattern in facts.patterns:
         if pattern.count < 3 or pattern.previous or (
-                pattern.last is not None and facts.now - pattern.last > STALE):
-            continue
+                pattern.last is not None and facts.now - pattern.last > STALE) or any(
+                alias in pattern.text.lower() for alias in aliases):
+            continue  # an alias's outside name that fails is the alias's fault, not its own
         erring = level_of(pattern) in ("error", "fatal", "critical", "err") or \
             "[error]" in pattern.text.lower()
         if erring and phrase_in(pattern.text, UPSTREAM) and \
@@ -95,8 +97,8 @@ def _callers(facts: Facts, scope: Scope, server: Ref,
     """Each workload (not a DNS server itself) that fails to resolve, with its best line."""
     found: dict[Ref, Sighting] = {}
     for sighting in sightings(facts, scope, RESOLUTION):
-        if sighting.workload in everyone or sighting.factor < 0.3:
-            continue
+        if sighting.workload in everyone or sighting.factor < 0.3 or aliased(sighting, facts):
+            continue  # a DNS server, a stray line, or the name of an alias (network.py)
         best = found.get(sighting.workload)
         if best is None or sighting.factor * sighting.pattern.count > \
                 best.factor * best.pattern.count:

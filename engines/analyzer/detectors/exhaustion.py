@@ -45,6 +45,9 @@ KINDS: dict[str, tuple[str, ...]] = {
                    "not enough space", "insufficient disk space", "filesystem is full",
                    # a search or storage cluster saying its own disks are past their marks
                    "flood stage disk watermark", "high disk watermark"),
+    # a client that opens a connection per call runs out of local (ephemeral) ports
+    "local ports": ("cannot assign requested address", "eaddrnotavail",
+                    "ephemeral ports exhausted", "no ephemeral ports"),
     "queue capacity": ("queue is full", "queue full", "buffer full", "backlog full",
                        "queue at capacity", "queue is at capacity", "queue capacity reached",
                        "queue limit reached", "queue overflow"),

@@ -1,5 +1,6 @@
-"""network (Services and DNS): a Service whose selector matches no pod or whose targetPort
-no pod exposes, and DNS failures. The culprit is the Service (NetworkPolicies: policy.py).
+"""network (Services and DNS): a Service whose selector matches no pod, whose targetPort
+no pod exposes, or whose node-local traffic policy leaves some nodes' callers without an
+endpoint, and DNS failures. The culprit is the Service (NetworkPolicies: policy.py).
 
 Signals: the Service's own problems as k8s_list_services states them, with callers that
 fail to reach it (by its DNS name, or by its name as a word of their errors), and DNS
@@ -14,8 +15,8 @@ from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import LOG_TOOLS, SERVICES
 from engines.analyzer.detectors._logs import Sighting, sightings
 from engines.analyzer.detectors._resolvers import serves_dns
-from engines.analyzer.detectors._targets import hosts_in, resolve
-from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.detectors._targets import addresses_in, hosts_in, resolve
+from engines.analyzer.facts import Facts, Ref, Service
 from engines.analyzer.scope import Scope
 
 DNS = ("no such host", "nxdomain", "name resolution", "name or service not known",
@@ -33,26 +34,72 @@ BLOCKED = ("i/o timeout", "connection timed out", "connect timed out", "timed ou
            "unreachable", "connection reset", "503", "502", "bad gateway", "econnreset",
            "etimedout", "ehostunreach", "enetunreach")
 
+# k8s_list_services' problem for a node-local Service whose pods miss some nodes: its
+# endpoints look full, yet callers on the other nodes reach none.
+NODE_LOCAL = "internalTrafficPolicy Local"
+
 
 def names_service(sighting: Sighting, namespace: str, service: str, facts: Facts) -> bool:
-    """Whether a caller's error is about this Service: by DNS name, or by its bare name as a
-    word ("upstream cart: connect ECONNREFUSED") from a caller of the same namespace."""
+    """Whether a caller's error is about this Service: by DNS name, by its cluster IP, or by
+    its bare name as a word ("upstream cart: connect ECONNREFUSED") from a caller of the
+    same namespace."""
     text = f"{sighting.pattern.example} {sighting.pattern.template}"
     for host, port in hosts_in(text):
         target = resolve(host, port, sighting.workload.namespace, facts)
         if target.namespace == namespace and target.service == service:
             return True
+    address = facts.services[(namespace, service)].cluster_ip
+    if address and any(ip == address for ip, _ in addresses_in(text)):
+        return True
     return sighting.workload.namespace == namespace and sighting.workload.name != service and \
         re.search(rf"(?<![\w.-]){re.escape(service)}(?![\w-])", text, re.IGNORECASE) is not None
 
 
+def service_fault(service: Service) -> str | None:
+    """The Service's own fault among its problems: what it selects, targets or routes to."""
+    return next((p for p in service.problems if "matches no pod" in p or "targetPort" in p
+                 or "no selector" in p or NODE_LOCAL in p), None)
+
+
+def aliased(sighting: Sighting, facts: Facts) -> Service | None:
+    """The ExternalName Service a caller's failed lookup is of: the cluster's DNS answers
+    for it with the outside name it aliases, so a name that fails there is that Service's."""
+    return next((service for (namespace, name), service in sorted(facts.services.items())
+                 if service.external_name and names_service(sighting, namespace, name, facts)),
+                None)
+
+
+def _alias_faults(facts: Facts, scope: Scope) -> list[Candidate]:
+    """ExternalName Services whose callers fail to resolve them: the alias points at an
+    outside name that does not resolve (retired, misspelt)."""
+    found: dict[tuple[str, str], Candidate] = {}
+    for sighting in sightings(facts, scope, RESOLUTION):
+        if sighting.factor < 0.3 or (service := aliased(sighting, facts)) is None:
+            continue
+        key = (service.namespace, service.name)
+        if key not in found:
+            entry = found[key] = Candidate("network", Ref("Service", *key))
+            entry.clues.append(Clue(0.4, f"Service {service.name} is an ExternalName alias of "
+                                    f"{service.external_name}", (service.external_name,),
+                                    service.source, (SERVICES,), "alias"))
+            entry.fix = (f"Point ExternalName Service {service.namespace}/{service.name} at a "
+                         f"name that resolves (it aliases {service.external_name}), or replace "
+                         "it with the new endpoint.")
+        entry = found[key]
+        if len(entry.clues) < 3:
+            entry.clues.append(Clue(0.35 * sighting.factor, f"{sighting.workload.name} cannot "
+                                    f"resolve it: {sighting.quote[:80]}", (sighting.quote,),
+                                    sighting.pattern.source, LOG_TOOLS,
+                                    f"alias-caller-{sighting.workload.name}"))
+            entry.affects = tuple(dict.fromkeys((*entry.affects, sighting.workload)))
+    return list(found.values())
+
+
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     calls = sightings(facts, scope, BLOCKED, ("x509", "certificate"))
-    found = []
+    found = _alias_faults(facts, scope)
     for (namespace, name), service in sorted(facts.services.items()):
-        fault = next((p for p in service.problems if "matches no pod" in p
-                      or "targetPort" in p or "no selector" in p), None)
-        if fault is None:
+        if (fault := service_fault(service)) is None:
             continue
         ref = Ref("Service", namespace, name)
         entry = Candidate("network", ref)
@@ -73,8 +120,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                     sighting.pattern.source, LOG_TOOLS, "service-callers"))
         entry.affects = tuple(dict.fromkeys([*same, *(s.workload for s in callers)]))
         what = "selector" if "selector" in fault else "targetPort"
-        entry.fix = (f"Fix the {what} of Service {namespace}/{name} so it matches the labels "
-                     "and ports of the pods that should serve it (compare with the pod "
+        entry.fix = (f"Set Service {namespace}/{name}'s internalTrafficPolicy back to Cluster "
+                     f"(or run {name} on every node its callers use)." if NODE_LOCAL in fault
+                     else f"Fix the {what} of Service {namespace}/{name} so it matches the "
+                     "labels and ports of the pods that should serve it (compare with the pod "
                      "template's labels), then check its endpoints fill up.")
         entry.followups.append(Followup(SERVICES, {"namespace": namespace, "name": name},
                                         f"compare Service {name}'s selector with the pods"))

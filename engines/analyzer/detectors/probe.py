@@ -27,6 +27,10 @@ _STATUS = re.compile(r"status ?code:? ?(\d{3})", re.IGNORECASE)
 
 
 _TIMING = re.compile(r"delay=(\d+)s.*period=(\d+)s.*failure=(\d+)")
+# Last words of a container that was stopped from outside, not one that crashed: with its
+# liveness probe failing, the kubelet is what stops it.
+STOPPED = ("sigterm", "signal terminated", "received terminated", "signal 15",
+           "shutting down gracefully", "graceful shutdown", "gracefully shutting down")
 SETTLED = timedelta(minutes=15)  # probe failures this old, all pods Ready since: over
 STARTUP = timedelta(minutes=3)  # failures this soon after a container started: warming up
 
@@ -105,6 +109,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             for kind, text in container.probes.items():
                 found[ref].add(0.05, f"{kind} probe {text}", (f"{kind}_probe: {text}"[:60],),
                                pod.described, (t.DESCRIBE,), f"probe-spec-{kind}")
+    _stopped_from_outside(facts, found, kinds)
     for ref, entry in found.items():
         if (why := _over(facts, ref, seen.get(ref, []))) is not None:
             _weaken(entry, 0.3, why)
@@ -124,6 +129,21 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.follow(t.ROLLOUT, ref.workload_args, f"see whether {ref.name}'s probes changed")
         entry.follow(t.POD_LOGS, ref.pod_args, f"see whether {ref.name} serves at all")
     return [c for c in found.values() if c.clues]
+
+
+def _stopped_from_outside(facts: Facts, found: dict[Ref, Candidate],
+                          kinds: dict[Ref, set[str]]) -> None:
+    """A container whose previous instance ended on a termination signal while its liveness
+    probe fails was killed by the kubelet, whatever exit code its shutdown chose."""
+    for pattern in facts.patterns:
+        if not pattern.previous or (phrase := t.phrase_in(pattern.text, STOPPED)) is None:
+            continue
+        owner = next(iter(t.pattern_workloads(pattern, facts)), None)
+        if owner in found and "Liveness" in kinds.get(owner, set()):
+            quote = t.snippet(pattern.example or pattern.template, phrase)
+            found[owner].add(0.25, f"its last words are a shutdown on a signal ({quote[:60]}): "
+                             "the kubelet stopped it, it did not crash", (quote, phrase),
+                             pattern.source, t.LOG_TOOLS, "probe-sigterm")
 
 
 def _over(facts: Facts, ref: Ref, times: list[datetime]) -> str | None:

@@ -1,0 +1,136 @@
+"""What a dependency answers, how a container was stopped, and which Service is at fault:
+an outside API's error status, throttling or a replica refusing writes blame the caller's
+dependency; a client out of local ports is its own exhaustion; a container that shut down
+on SIGTERM while its liveness probe failed was killed by the probe; a node-local Service
+and an ExternalName alias are the network fault their callers only report."""
+
+from __future__ import annotations
+
+from engines.analyzer.detectors import dependency, exhaustion, network, run_detectors
+from engines.analyzer.facts import Facts
+from engines.analyzer.transcript import Observation
+from tests.engines.analyzer.helpers import (
+    categories,
+    describe,
+    event,
+    events,
+    facts_of,
+    obs,
+    pattern,
+    patterns,
+    ranked,
+    scope_of,
+    workload,
+    workloads,
+)
+
+REPORT = "members say their points are not credited since 9am"
+
+
+def caller_logging(line: str, *extra: Observation) -> Facts:
+    return facts_of(workloads(workload("points-sync", "loyalty"), workload("accrual", "loyalty")),
+                    patterns(pattern(line, service="points-sync", pod="points-sync-6c8b-x1")),
+                    *extra)
+
+
+def test_an_outside_api_answering_an_error_status_is_a_failing_dependency() -> None:
+    facts = caller_logging("POST https://api.partner.example/v1/accruals -> 410 Gone")
+    found = dependency.detect(facts, scope_of(facts, REPORT))
+    assert categories(found) == [("dependency_failure", "points-sync")]
+
+
+def test_a_status_the_caller_answered_itself_is_not_a_dependency() -> None:
+    facts = caller_logging("POST /v1/accruals -> 503 while handling member request")
+    assert dependency.detect(facts, scope_of(facts, REPORT)) == []
+
+
+def test_throttling_counts_only_from_an_outside_host() -> None:
+    outside = caller_logging("PUT https://objects.store.example/b/k failed: 503 SlowDown: "
+                             "Please reduce your request rate.")
+    assert categories(dependency.detect(outside, scope_of(outside, REPORT))) == [
+        ("dependency_failure", "points-sync")]
+    inside = caller_logging("analytics beacon rejected by collector: 429 Too Many Requests")
+    assert dependency.detect(inside, scope_of(inside, REPORT)) == []
+
+
+def test_a_database_refusing_writes_after_a_failover_is_a_failing_dependency() -> None:
+    facts = caller_logging("ERROR: cannot execute INSERT in a read-only transaction")
+    found = dependency.detect(facts, scope_of(facts, REPORT))
+    assert categories(found) == [("dependency_failure", "points-sync")]
+
+
+def test_a_client_out_of_local_ports_exhausts_itself() -> None:
+    facts = caller_logging("dial tcp 10.0.4.7:8080: connect: cannot assign requested address")
+    scope = scope_of(facts, REPORT)
+    assert categories(exhaustion.detect(facts, scope)) == [("resource_exhaustion", "points-sync")]
+    assert dependency.detect(facts, scope) == []
+
+
+def gateway(last_words: str) -> Facts:
+    container = {"name": "gateway", "state": "waiting: CrashLoopBackOff", "ready": False,
+                 "restarts": 11, "last_state": {"terminated": "Error", "exit_code": 2},
+                 "liveness_probe": "http-get :8080/livez delay=10s period=5s failure=3"}
+    return facts_of(
+        workloads(workload("payment-gateway", "billing", ready="4/5", restarts=11)),
+        describe("payment-gateway-5f9c-rj8tz", "billing", owner="payment-gateway",
+                 containers=[container], status="CrashLoopBackOff"),
+        events(event("Unhealthy", "Pod/payment-gateway-5f9c-rj8tz", 'Liveness probe failed: Get '
+                     '"http://10.44.2.57:8080/livez": dial tcp 10.44.2.57:8080: connect: '
+                     'connection refused', namespace="billing", count=37),
+               event("BackOff", "Pod/payment-gateway-5f9c-rj8tz", "Back-off restarting failed "
+                     "container gateway", namespace="billing", count=14)),
+        obs("k8s_pod_logs", {"pod": "payment-gateway-5f9c-rj8tz", "container": "gateway",
+                             "instance": "previous", "last_lines": [
+                                 "INFO listening on :9090", last_words]},
+            namespace="billing", pod="payment-gateway-5f9c-rj8tz", previous=True))
+
+
+def test_a_container_stopped_on_sigterm_while_its_liveness_probe_fails_is_a_probe_failure(
+        ) -> None:
+    report = "payment-gateway is crashlooping since the release"
+    killed = gateway("INFO received signal terminated, shutting down gracefully")
+    found = ranked(killed, report, run_detectors(killed, scope_of(killed, report)))
+    assert categories(found)[0] == ("probe_failure", "payment-gateway")
+    crashed = gateway("FATAL config key payments.url missing, exiting")
+    found = ranked(crashed, report, run_detectors(crashed, scope_of(crashed, report)))
+    assert categories(found)[0] == ("crash_loop", "payment-gateway")
+
+
+def services(*rows: dict[str, object]) -> Observation:
+    return obs("k8s_list_services", {"total": len(rows), "services": list(rows)})
+
+
+NODE_LOCAL = {"name": "geocoder", "namespace": "geo", "type": "ClusterIP",
+              "cluster_ip": "10.0.148.23", "selector": "app=geocoder",
+              "pods": "3 ready of 3 matching", "endpoints": {"ready": 3, "not_ready": 0},
+              "problems": ["internalTrafficPolicy Local, and its ready pods run on 3 of 7 nodes "
+                           "(n0, n2, n4): callers on the other nodes reach no endpoint"]}
+
+
+def test_a_node_local_service_named_by_its_cluster_ip_is_the_network_fault() -> None:
+    report = "dispatch quotes time out for some drivers"
+    facts = facts_of(
+        workloads(workload("dispatch-api", "fleet"), workload("geocoder", "geo")), services(
+            NODE_LOCAL),
+        patterns(pattern("route quote failed: geocode lookup failed: connect ETIMEDOUT "
+                         "10.0.148.23:80", service="dispatch-api", pod="dispatch-api-5d-x")))
+    scope = scope_of(facts, report)
+    found = network.detect(facts, scope)
+    assert categories(found) == [("network", "geocoder")]
+    assert [r.name for r in found[0].affects] == ["geocoder", "dispatch-api"]
+    assert "internalTrafficPolicy back to Cluster" in found[0].fix
+    assert dependency.detect(facts, scope) == []  # its Service is at fault, not the callee
+
+
+def test_an_external_name_alias_that_does_not_resolve_is_the_service_s_fault() -> None:
+    report = "invoice payments fail with no such host"
+    alias = {"name": "payments-gateway", "namespace": "billing", "type": "ExternalName",
+             "external_name": "pgw.dc1.corp.example.net"}
+    facts = facts_of(
+        workloads(workload("invoice-api", "billing")), services(alias),
+        patterns(pattern('charge failed: dial tcp: lookup payments-gateway.billing.svc.cluster.'
+                         'local on 10.96.0.10:53: no such host', service="invoice-api",
+                         pod="invoice-api-6f-x")))
+    found = network.detect(facts, scope_of(facts, report))
+    assert categories(found) == [("network", "payments-gateway")]
+    assert "pgw.dc1.corp.example.net" in found[0].fix
