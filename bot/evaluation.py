@@ -49,6 +49,13 @@ class EvalResult:
     error: str | None = None
     reason: str = ""
 
+    @property
+    def confidence(self) -> float:
+        return float((self.diagnosis or {}).get("confidence") or 0.0)
+
+
+CONFIDENT = 0.6  # a confidence an on-call engineer acts on without checking
+
 
 @dataclass(slots=True)
 class EvalSummary:
@@ -60,6 +67,8 @@ class EvalSummary:
     tokens_in: int
     tokens_out: int
     errors: int = 0
+    # wrong answers given with a confidence of at least CONFIDENT: the ones that mislead
+    confident_wrong: int = 0
 
 
 @dataclass(slots=True)
@@ -81,6 +90,7 @@ class EvalReport:
             tokens_in=sum(r.tokens_in for r in rows),
             tokens_out=sum(r.tokens_out for r in rows),
             errors=sum(r.error is not None for r in rows),
+            confident_wrong=sum(not r.correct and r.confidence >= CONFIDENT for r in rows),
         )
 
     def as_json(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.cli.investigate import add_check_option
-from bot.evaluation import EvalReport, EvalResult, evaluate, scenario_refs
+from bot.evaluation import CONFIDENT, EvalReport, EvalResult, evaluate, scenario_refs
 from bot.wiring import ENGINES, SEARCH_CHOICES
 
 
@@ -46,14 +46,14 @@ def _culprit(value: dict[str, Any] | None) -> str:
 def comparison(reports: dict[str, EvalReport]) -> Table:
     """One row per engine: the figures `--engine all` compares them on."""
     grid = Table(title="Engines compared", show_lines=False)
-    for column in ("engine", "accuracy", "correct", "mean steps", "tool calls", "tokens in",
-                   "tokens out", "p95 s", "errors"):
+    for column in ("engine", "accuracy", "correct", "wrong ≥0.6", "mean steps", "tool calls",
+                   "tokens in", "tokens out", "p95 s", "errors"):
         grid.add_column(column, justify="left" if column == "engine" else "right")
     for engine, report in reports.items():
         s = report.summary
         grid.add_row(engine, f"{s.accuracy:.0%}", f"{s.correct}/{s.scenarios}",
-                     f"{s.mean_steps:.2f}", str(sum(r.tool_calls for r in report.results)),
-                     str(s.tokens_in), str(s.tokens_out), f"{s.p95_seconds:.2f}", str(s.errors))
+                     f"{s.confident_wrong}/{s.scenarios - s.correct}", f"{s.mean_steps:.2f}",
+                     str(sum(r.tool_calls for r in report.results)), str(s.tokens_in), str(s.tokens_out), f"{s.p95_seconds:.2f}", str(s.errors))
     return grid
 
 
@@ -137,6 +137,8 @@ async def run(args: argparse.Namespace) -> int:
     console.print(
         f"accuracy {s.accuracy:.0%} ({s.correct}/{s.scenarios}) · mean steps {s.mean_steps} · "
         f"p95 {s.p95_seconds:.2f}s · tokens {s.tokens_in} in / {s.tokens_out} out"
+        + (f" · {s.confident_wrong} wrong at confidence ≥ {CONFIDENT}" if s.confident_wrong
+           else "")
         + (f" · {s.errors} errors" if s.errors else "")
     )
     return 0

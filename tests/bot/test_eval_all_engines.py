@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bot.cli.eval import comparison
+from bot.evaluation import EvalReport, EvalResult
 from bot.wiring import ENGINES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,3 +26,18 @@ def test_eval_all_runs_every_engine_on_the_same_scenarios() -> None:
     assert len({tuple(s) for s in scenarios.values()}) == 1  # the same scenarios for each
     for report in reports.values():
         assert report["summary"]["accuracy"] == 1.0
+
+
+def test_the_summary_counts_wrong_answers_given_with_confidence() -> None:
+    """The misleading answers: wrong at a confidence of 0.6 or more; a wrong answer given
+    unsure, a right one given sure, and a failed run are not."""
+    def row(name: str, correct: bool, confidence: float | None) -> EvalResult:
+        diagnosis = None if confidence is None else {"category": "network",
+                                                     "confidence": confidence}
+        return EvalResult(name, correct=correct, diagnosis=diagnosis)
+
+    report = EvalReport([row("a", False, 0.83), row("b", False, 0.6), row("c", False, 0.59),
+                         row("d", True, 0.95), row("e", False, None)])
+    assert report.summary.confident_wrong == 2
+    assert report.as_json()["summary"]["confident_wrong"] == 2
+    assert "2/4" in str(comparison({"react": report}).columns[3]._cells)
