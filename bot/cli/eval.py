@@ -53,7 +53,8 @@ def comparison(reports: dict[str, EvalReport]) -> Table:
         s = report.summary
         grid.add_row(engine, f"{s.accuracy:.0%}", f"{s.correct}/{s.scenarios}",
                      f"{s.confident_wrong}/{s.scenarios - s.correct}", f"{s.mean_steps:.2f}",
-                     str(sum(r.tool_calls for r in report.results)), str(s.tokens_in), str(s.tokens_out), f"{s.p95_seconds:.2f}", str(s.errors))
+                     str(sum(r.tool_calls for r in report.results)), str(s.tokens_in),
+                     str(s.tokens_out), f"{s.p95_seconds:.2f}", str(s.errors))
     return grid
 
 
