@@ -32,7 +32,13 @@ from engines.events import (
     ThoughtRecorded,
     discard,
 )
-from engines.hypotheses import Hypothesis, HypothesisModel, SubProblem, hypothesis_id
+from engines.hypotheses import (
+    Hypothesis,
+    HypothesisModel,
+    SubProblem,
+    hypothesis_id,
+    unconfirmed,
+)
 from engines.hypotheses_asked import operations_for
 from engines.incident import Incident
 from engines.model import (
@@ -231,6 +237,8 @@ class GotEngine:
             steps = fixed.steps
             history = list(fixed.transcript[1:])  # all but the incident message
             draft = fixed.diagnosis or draft
+        if problems and draft is not None:  # the verifier's objections still stand
+            draft = unconfirmed(draft, "; ".join(problems))
         return await self._finish(sink, incident, draft, results, last, (steps, used), ops,
                                   started, history, 1 + fixes)
 

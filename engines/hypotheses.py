@@ -86,6 +86,19 @@ class HypothesisModel(Protocol):
     async def verify(self, request: ModelRequest, diagnosis: Diagnosis) -> list[str]: ...
 
 
+UNCONFIRMED = 0.55  # the most confidence an answer its search did not establish may claim
+
+
+def unconfirmed(diagnosis: Diagnosis, why: str) -> Diagnosis:
+    """An answer the hypothesis search submitted without establishing it (not confirmed,
+    a close rival still open, a verifier's objection left standing) is a best guess: its
+    confidence stays under the 0.6 an on-call engineer acts on, and the summary says why."""
+    if diagnosis.category == "unknown" or diagnosis.confidence <= UNCONFIRMED:
+        return diagnosis
+    return diagnosis.model_copy(update={
+        "confidence": UNCONFIRMED, "summary": f"{diagnosis.summary} Not confirmed: {why}."})
+
+
 def human_refusals(hypotheses: Sequence[Hypothesis],
                    constraints: ConstraintSet) -> list[Hypothesis]:
     """Hypotheses the humans ruled out (a `rule_out` constraint) marked refuted, saying so."""

@@ -24,7 +24,13 @@ from pydantic import ValidationError
 from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.diagnosis import Diagnosis, RuledOut
 from engines.events import Event, EventSink, HypothesesUpdated, InvestigationStopped, discard
-from engines.hypotheses import Hypothesis, HypothesisModel, human_refusals
+from engines.hypotheses import (
+    Hypothesis,
+    HypothesisModel,
+    human_refusals,
+    hypothesis_id,
+    unconfirmed,
+)
 from engines.hypotheses_asked import operations_for
 from engines.incident import Incident
 from engines.model import Model, ModelRequest, Usage
@@ -108,7 +114,8 @@ class TreeSearch:
         self._count(run)
 
     def amend(self, diagnosis: Diagnosis) -> Diagnosis:
-        """The rivals considered and the evidence against each, on the submitted answer."""
+        """The rivals considered and the evidence against each, on the submitted answer; an
+        answer the search did not establish keeps a best guess's confidence."""
         chosen = (diagnosis.category, diagnosis.culprit)
         against = list(diagnosis.ruled_out)
         for h in self.board.values():
@@ -119,7 +126,22 @@ class TreeSearch:
                     {"category": h.category, "culprit": h.culprit, "reason": h.refuted_by}))
             except ValidationError:
                 continue
-        return diagnosis.model_copy(update={"ruled_out": against})
+        amended = diagnosis.model_copy(update={"ruled_out": against})
+        why = self._standing(diagnosis)
+        return amended if why is None else unconfirmed(amended, why)
+
+    def _standing(self, diagnosis: Diagnosis) -> str | None:
+        """Why the submitted answer is not established on the board, or None when it is:
+        its hypothesis confirmed (or, under the router's simple preset, dominating every
+        rival) and no rival within `margin` of it still open."""
+        mine = self.board.get(hypothesis_id(diagnosis.category, diagnosis.culprit))
+        if mine is None:
+            return "the search never tested it as a hypothesis"
+        if mine.state != "confirmed" and not (self._settled() and self.ranked()[0] is mine):
+            return "its hypothesis was not confirmed by the evidence"
+        close = [h for h in self.board.values() if h is not mine and h.state == "open"
+                 and h.score >= self.config.margin * mine.score]
+        return f"{close[0].label} is still open" if close else None
 
     # ------------------------------------------------------------ the search
 

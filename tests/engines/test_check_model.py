@@ -18,6 +18,7 @@ from engines.constraints import ConstraintInbox, ConstraintSet
 from engines.diagnosis import is_correct
 from engines.events import Event, ReflectionRecorded
 from engines.got import GotEngine
+from engines.hypotheses import UNCONFIRMED
 from engines.hypotheses_asked import VERIFY_SPEC
 from engines.incident import Incident
 from engines.openai_model import OpenAIModel
@@ -100,6 +101,8 @@ async def test_gots_verifier_is_the_check_model_through_the_loopback_api() -> No
     assert check_asked == [("gpt-small", VERIFY_SPEC.name)] * 2
     assert "payments is not looked at" in fix_note  # the check's feedback reached the main
     assert result.usage.input_tokens > 0
+    assert result.diagnosis is not None  # verified at last: the model's confidence stands
+    assert result.diagnosis.confidence == DIAGNOSIS["confidence"]
 
 
 async def test_the_analyzer_checks_an_llms_merge_with_no_llm() -> None:
@@ -124,6 +127,9 @@ async def test_the_analyzer_checks_an_llms_merge_with_no_llm() -> None:
     assert is_correct(result.diagnosis, SCENARIO.truth)
     assert VERIFY_SPEC.name not in main_asked
     assert "no observation supports any cause" in fix_note  # the analyzer's own verdict
+    assert result.diagnosis is not None  # the objection still stands: a best guess
+    assert result.diagnosis.confidence == UNCONFIRMED
+    assert "Not confirmed: no observation supports any cause" in result.diagnosis.summary
 
 
 async def test_reflexions_evaluator_asks_the_check_model_and_retries_on_its_problems() -> None:

@@ -14,7 +14,13 @@ from engines.analyzer import AnalyzerModel
 from engines.constraints import Constraint, ConstraintInbox, ConstraintSet
 from engines.diagnosis import SUBMIT_TOOL, Culprit, Diagnosis, is_correct
 from engines.events import Event, HypothesesUpdated, InvestigationStopped
-from engines.hypotheses import HUMAN_RULED_OUT, Hypothesis, HypothesisModel, SubProblem
+from engines.hypotheses import (
+    HUMAN_RULED_OUT,
+    UNCONFIRMED,
+    Hypothesis,
+    HypothesisModel,
+    SubProblem,
+)
 from engines.incident import Incident
 from engines.model import ModelReply, ModelRequest, ToolCall, Usage
 from engines.react import EngineConfig
@@ -182,6 +188,20 @@ async def test_it_concludes_when_one_is_confirmed_and_close_rivals_refuted() -> 
     ruled = {(r.category, r.culprit.name): r.reason for r in result.diagnosis.ruled_out}
     assert ruled == {("oom_killed", "checkout"): "step 4 refutes it",
                      ("dependency_failure", "cart"): "step 5 refutes it"}
+    assert result.diagnosis.confidence == DIAGNOSIS["confidence"]  # established: as given
+
+
+async def test_an_answer_the_search_did_not_establish_keeps_a_guess_s_confidence() -> None:
+    """Submitted while its hypothesis is open, or with a close rival open: under 0.6, and
+    the summary says why; a confirmed one with every close rival refuted is left as is."""
+    _, _, result = await run_tot(BoardModel(SCORES, submit_at=4))
+    assert result.diagnosis is not None and result.diagnosis.confidence == UNCONFIRMED
+    assert "Not confirmed: its hypothesis was not confirmed" in result.diagnosis.summary
+    rival = {**SCORES, 4: {B.id: (0.9, "confirmed"), C.id: (0.8, "open")}}
+    _, _, result = await run_tot(BoardModel(rival, submit_at=5))
+    assert result.diagnosis is not None and result.diagnosis.confidence == UNCONFIRMED
+    assert "dependency failure in Deployment shop/cart is still open" in \
+        result.diagnosis.summary
 
 
 async def test_an_open_close_rival_keeps_it_going() -> None:
