@@ -1,0 +1,23 @@
+"""Generator of the holdout38 held-out set: eight incidents written blind to the analyzer.
+
+`python -m tests.data.holdout38._generator` rewrites every scenario folder of the set from
+the story modules; `stories()` maps each scenario id to the function that builds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.data.holdout38._generator import (
+    jvm_offheap,
+)
+from tests.data.holdout38._generator.story import Story
+
+_BUILDERS: tuple[Callable[[], Story], ...] = (
+    jvm_offheap.build,
+)
+
+
+def stories() -> dict[str, Callable[[], Story]]:
+    """Scenario id → builder, built once to read the ids (each builder is pure)."""
+    return {builder().id: builder for builder in _BUILDERS}
