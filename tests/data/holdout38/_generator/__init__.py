@@ -10,11 +10,13 @@ from collections.abc import Callable
 
 from tests.data.holdout38._generator import (
     jvm_offheap,
+    secret_key,
 )
 from tests.data.holdout38._generator.story import Story
 
 _BUILDERS: tuple[Callable[[], Story], ...] = (
     jvm_offheap.build,
+    secret_key.build,
 )
 
 

@@ -172,13 +172,15 @@ def _java_logs(story: Story, pod: str, started: datetime, finished: datetime,
                        f"{before}M->{after}M(1792M) {rng.uniform(11, 38):.3f}ms")
             for _ in range(rng.randint(2, 4)):
                 at = moment + timedelta(seconds=rng.randint(1, 40))
+                if at >= end:
+                    break
                 worker = rng.randint(1, 96)
                 stops = rng.randint(3, 41)
                 out.append(f"{at:%Y-%m-%dT%H:%M:%S}.{rng.randint(100, 999)}Z  INFO 1 --- "
                            f"[routing-{worker:02d}] c.f.d.routing.PlanService              : "
                            f"plan computed depot=DE-{rng.choice(['HAM', 'BER', 'MUC', 'CGN'])} "
                            f"stops={stops} took={rng.randint(180, 2400)}ms")
-            if rng.random() < 0.15:
+            if rng.random() < 0.15 and moment + timedelta(seconds=44) < end:
                 out.append(f"{moment + timedelta(seconds=44):%Y-%m-%dT%H:%M:%S}.018Z  WARN 1 --- "
                            "[routing-17] c.f.d.geo.GeoIndexClient               : geo-index "
                            "deadline 800ms exceeded, retrying once")
@@ -188,6 +190,8 @@ def _java_logs(story: Story, pod: str, started: datetime, finished: datetime,
 
     story.log(NS, pod, "app", lines(started, finished, 0.9), previous=True)
     story.log(NS, pod, "app", lines(restart_at, NOW, 0.9))
+    story.mirror(NS, pod, "app", APP, previous=True)
+    story.mirror(NS, pod, "app", APP)
 
 
 def _metrics(story: Story, pods: list[tuple[str, str, str, datetime, datetime]],

@@ -8,6 +8,7 @@ format's rules (sorted samples, one family per TYPE line, `# EOF`) live here onl
 from __future__ import annotations
 
 import json
+import re
 import random
 import shutil
 from collections.abc import Iterable
@@ -34,6 +35,10 @@ def _literal(dumper: yaml.SafeDumper, value: _Literal) -> Any:
 
 
 yaml.SafeDumper.add_representer(_Literal, _literal)
+
+
+_TIME = re.compile(r'^\W{0,12}(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})')
+_LEVELS = (("ERROR", "error"), ("FATAL", "error"), ("WARN", "warn"), ("DEBUG", "debug"))
 
 
 @dataclass
@@ -69,6 +74,20 @@ class Story:
                     "kubernetes.container.name": container}
         document.update({k.replace("__", "."): v for k, v in fields.items()})
         self.docs.append(document)
+
+    def mirror(self, ns: str, pod: str, container: str, service: str, *,
+               every: int = 1, previous: bool = False) -> None:
+        """Ship a pod log to the log store, as the node's log agent would: each line that
+        starts with a time becomes a document, its level read from the words in it."""
+        for index, line in enumerate(self.pod_logs.get((ns, pod, container, previous), [])):
+            match = _TIME.match(line)
+            if not match or index % every:
+                continue
+            at = datetime.strptime(match.group(1)[:19], "%Y-%m-%dT%H:%M:%S")
+            upper = line[:160].upper()
+            level = next((name for word, name in _LEVELS if word in upper), "info")
+            self.doc(at, line, level=level, service=service, ns=ns, pod=pod,
+                     container=container)
 
     def sample(self, metric: str, kind: str, labels: dict[str, str], at: datetime,
                value: float) -> None:
