@@ -11,12 +11,14 @@ from collections.abc import Callable
 from tests.data.holdout38._generator import (
     jvm_offheap,
     secret_key,
+    arm64_pool,
 )
 from tests.data.holdout38._generator.story import Story
 
 _BUILDERS: tuple[Callable[[], Story], ...] = (
     jvm_offheap.build,
     secret_key.build,
+    arm64_pool.build,
 )
 
 
