@@ -12,6 +12,7 @@ from tests.data.holdout38._generator import (
     jvm_offheap,
     secret_key,
     arm64_pool,
+    partner_egress,
 )
 from tests.data.holdout38._generator.story import Story
 
@@ -19,6 +20,7 @@ _BUILDERS: tuple[Callable[[], Story], ...] = (
     jvm_offheap.build,
     secret_key.build,
     arm64_pool.build,
+    partner_egress.build,
 )
 
 
