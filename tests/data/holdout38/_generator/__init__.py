@@ -13,6 +13,7 @@ from tests.data.holdout38._generator import (
     secret_key,
     arm64_pool,
     partner_egress,
+    grpc_health,
 )
 from tests.data.holdout38._generator.story import Story
 
@@ -21,6 +22,7 @@ _BUILDERS: tuple[Callable[[], Story], ...] = (
     secret_key.build,
     arm64_pool.build,
     partner_egress.build,
+    grpc_health.build,
 )
 
 

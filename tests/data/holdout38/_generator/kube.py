@@ -308,11 +308,15 @@ def healthy_deployment(ns: str, name: str, image: str, created: datetime, rolled
                        nodes: list[str], ips: list[str], *, replicas: int, cpu: str,
                        memory: str, port: int, revision: int = 3,
                        labels: dict[str, str] | None = None,
-                       probe_path: str = "/healthz") -> list[Obj]:
-    """A bystander that works: Deployment, its ReplicaSet and Ready pods, Service, Endpoints."""
+                       probe_path: str | None = "/healthz") -> list[Obj]:
+    """A bystander that works: Deployment, its ReplicaSet and Ready pods, Service, Endpoints.
+    `probe_path` None probes the port over TCP (a database, a cache)."""
+    probe = http_probe(probe_path, port) if probe_path else {
+        "tcpSocket": {"port": port}, "periodSeconds": 10, "timeoutSeconds": 1,
+        "failureThreshold": 3, "successThreshold": 1}
     main = container(name if len(name) < 20 else "app", image, cpu=cpu, memory=memory,
                      memory_limit=memory, ports=[{"containerPort": port, "name": "http"}],
-                     readinessProbe=http_probe(probe_path, port))
+                     readinessProbe=probe)
     deploy = workload("Deployment", ns, name, created, [main], replicas=replicas, labels=labels,
                       annotations={"deployment.kubernetes.io/revision": str(revision)},
                       status=deployment_status(replicas, replicas, replicas, at=rolled))
