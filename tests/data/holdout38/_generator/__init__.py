@@ -14,6 +14,7 @@ from tests.data.holdout38._generator import (
     arm64_pool,
     partner_egress,
     grpc_health,
+    limitrange_min,
 )
 from tests.data.holdout38._generator.story import Story
 
@@ -23,6 +24,7 @@ _BUILDERS: tuple[Callable[[], Story], ...] = (
     arm64_pool.build,
     partner_egress.build,
     grpc_health.build,
+    limitrange_min.build,
 )
 
 
