@@ -15,6 +15,7 @@ from tests.data.holdout38._generator import (
     partner_egress,
     grpc_health,
     limitrange_min,
+    canary_500,
 )
 from tests.data.holdout38._generator.story import Story
 
@@ -25,6 +26,7 @@ _BUILDERS: tuple[Callable[[], Story], ...] = (
     partner_egress.build,
     grpc_health.build,
     limitrange_min.build,
+    canary_500.build,
 )
 
 
