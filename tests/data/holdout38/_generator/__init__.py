@@ -16,6 +16,7 @@ from tests.data.holdout38._generator import (
     grpc_health,
     limitrange_min,
     canary_500,
+    zonal_volume,
 )
 from tests.data.holdout38._generator.story import Story
 
@@ -27,6 +28,7 @@ _BUILDERS: tuple[Callable[[], Story], ...] = (
     grpc_health.build,
     limitrange_min.build,
     canary_500.build,
+    zonal_volume.build,
 )
 
 
