@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.data.holdout38._generator import (
-    jvm_offheap,
-    secret_key,
     arm64_pool,
-    partner_egress,
-    grpc_health,
-    limitrange_min,
     canary_500,
+    grpc_health,
+    jvm_offheap,
+    limitrange_min,
+    partner_egress,
+    secret_key,
     zonal_volume,
 )
 from tests.data.holdout38._generator.story import Story

@@ -9,5 +9,5 @@ from tests.data.holdout38._generator import stories
 ROOT = Path(__file__).resolve().parents[1]
 
 if __name__ == "__main__":
-    for scenario_id, build in stories().items():
+    for _scenario_id, build in stories().items():
         print("wrote", build().write(ROOT))

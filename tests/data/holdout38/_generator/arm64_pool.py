@@ -111,8 +111,9 @@ def _worker_logs(story: Story, pod: str) -> None:
     while moment < NOW:
         size = rng.choice(["1080x1350", "4032x3024", "1920x1080", "3000x2000"])
         lines.append(f"{moment:%Y-%m-%dT%H:%M:%S}.{rng.randint(0, 999):03d}Z level=info "
-                     f"logger=thumbnailer.worker msg=\"job done\" job=tj-{rng.randint(10**6, 10**7)}"
-                     f" source={size} variants=4 took_ms={rng.randint(350, 1900)}")
+                     "logger=thumbnailer.worker msg=\"job done\" "
+                     f"job=tj-{rng.randint(10**6, 10**7)} source={size} variants=4 "
+                     f"took_ms={rng.randint(350, 1900)}")
         if rng.random() < 0.05:
             lines.append(f"{moment:%Y-%m-%dT%H:%M:%S}.{rng.randint(0, 999):03d}Z level=warning "
                          "logger=thumbnailer.queue msg=\"backlog above threshold\" "
@@ -150,7 +151,8 @@ def _bystanders(story: Story, made: datetime, amd: list[str], arm: list[str]) ->
         created = NOW - timedelta(days=6) if i < 3 else NOW - timedelta(hours=15, minutes=
                                                                           20 * (i - 3) - 1)
         story.add(k.pod(ds, name, host, created, {"fluent-bit": k.running(
-            created + timedelta(seconds=4))}, owner_kind="DaemonSet", ip=f"10.60.{12 + i % 3}.{3 + i}"))
+            created + timedelta(seconds=4))}, owner_kind="DaemonSet",
+            ip=f"10.60.{12 + i % 3}.{3 + i}"))
     story.add(k.event("logging", "Pod", f"fluent-bit-{k.suffix('fb', amd[1])}", "Unhealthy",
                       "Liveness probe failed: Get \"http://10.60.13.4:2020/api/v1/health\": "
                       "context deadline exceeded (Client.Timeout exceeded while awaiting "
@@ -165,7 +167,7 @@ def _queue(story: Story) -> None:
     ready = 1800.0
     for at in story.steps(NOW - timedelta(hours=12), NOW, timedelta(minutes=2)):
         hour = at.hour + at.minute / 60
-        arrivals = 2.4 if 6 <= hour or hour < 1 else 1.2
+        arrivals = 2.4 if hour >= 6 or hour < 1 else 1.2
         capacity = 2.3 if at < NOW - timedelta(hours=9, minutes=52) else 1.2
         ready = max(ready + 120 * (arrivals - capacity) + story.rng.uniform(-40, 40), 300)
         story.sample("rabbitmq_queue_messages_ready", "gauge",

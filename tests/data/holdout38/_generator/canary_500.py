@@ -19,6 +19,7 @@ NS = "storefront"
 APP = "catalog-api"
 CANARY = "catalog-api-canary"
 REPO = "registry.gitlab.com/pinecrest/storefront/catalog-api"
+INVENTORY_DB = "inventory-db.cluster-ro-c9x2.us-east-1.rds.amazonaws.com"
 CANARY_SINCE = NOW - timedelta(hours=2, minutes=12)
 HANDLERS = (("/api/v2/products/:id", 0.38), ("/api/v2/products/:id/availability", 0.29),
             ("/api/v2/search", 0.21), ("/api/v2/categories/:slug", 0.12))
@@ -59,8 +60,7 @@ yesterday evening, could the connection pools still be messed up?
                                 {"name": "RAILS_MAX_THREADS", "value": "5"},
                                 {"name": "DATABASE_URL", "valueFrom": {"secretKeyRef": {
                                     "name": "catalog-db", "key": "url"}}},
-                                {"name": "INVENTORY_DB_HOST",
-                                 "value": "inventory-db.cluster-ro-c9x2.us-east-1.rds.amazonaws.com"}],
+                                {"name": "INVENTORY_DB_HOST", "value": INVENTORY_DB}],
                            readinessProbe=k.http_probe("/up", 3000),
                            livenessProbe=k.http_probe("/up", 3000, initialDelaySeconds=30))
 
@@ -127,7 +127,8 @@ def _rails_logs(story: Story, pod: str, ip: str, is_canary: bool, started: datet
         stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rng.randint(0, 999999):06d}"
         fails = is_canary and handler.endswith("/availability") and rng.random() < 0.9
         lines.append(f"I, [{stamp} #{rng.randint(20, 60)}]  INFO -- : [{request}] Started GET "
-                     f"\"{path}\" for 10.100.0.{rng.randint(2, 60)} at {moment:%Y-%m-%d %H:%M:%S} +0000")
+                     f"\"{path}\" for 10.100.0.{rng.randint(2, 60)} at "
+                     f"{moment:%Y-%m-%d %H:%M:%S} +0000")
         if fails:
             lines += [f"E, [{stamp} #{rng.randint(20, 60)}] ERROR -- : [{request}] ",
                       f"E, [{stamp} #{rng.randint(20, 60)}] ERROR -- : [{request}] "
@@ -168,7 +169,7 @@ def _edge_logs(story: Story, upstream: str, edge: list[tuple[datetime, str, int]
     """ingress-nginx's access log for the 500s this pod answered (and a sample of the 200s)."""
     rng = story.rng
     for at, path, code in edge:
-        client = f"{rng.randint(24, 99)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}"
+        client = ".".join(str(rng.randint(24, 254)) for _ in range(4))
         story.doc(at, f'{client} - - "GET {path} HTTP/2.0" {code} {rng.randint(200, 9000)} '
                   f'"-" "Mozilla/5.0" rt={rng.uniform(0.01, 0.15):.3f} '
                   f"upstream={upstream}:3000 [storefront-catalog-api-80]",

@@ -157,9 +157,11 @@ def _java_logs(story: Story, pod: str, started: datetime, finished: datetime,
         out = [f"{begin:%Y-%m-%dT%H:%M:%S}.412Z  INFO 1 --- [           main] "
                "c.f.dispatch.RoutePlannerApplication   : Starting RoutePlannerApplication "
                "v7.4.2 using Java 17.0.12 with PID 1",
-               f"{begin + timedelta(seconds=14):%Y-%m-%dT%H:%M:%S}.077Z  INFO 1 --- [           main] "
+               f"{begin + timedelta(seconds=14):%Y-%m-%dT%H:%M:%S}.077Z  INFO 1 --- "
+               "[           main] "
                "o.s.b.web.embedded.netty.NettyWebServer  : Netty started on port 8080",
-               f"{begin + timedelta(seconds=15):%Y-%m-%dT%H:%M:%S}.301Z  INFO 1 --- [           main] "
+               f"{begin + timedelta(seconds=15):%Y-%m-%dT%H:%M:%S}.301Z  INFO 1 --- "
+               "[           main] "
                "c.f.dispatch.RoutePlannerApplication   : Started RoutePlannerApplication in "
                "14.862 seconds (process running for 15.9)"]
         moment, gc = begin + timedelta(seconds=30), 1
@@ -198,7 +200,7 @@ def _metrics(story: Story, pods: list[tuple[str, str, str, datetime, datetime]],
              peak: datetime) -> None:
     start = NOW - timedelta(hours=3)
     rng = story.rng
-    for i, (pod, _node, _ip, finished, started_last) in enumerate(pods):
+    for i, (pod, _node, _ip, finished, _started_last) in enumerate(pods):
         labels = {"namespace": NS, "pod": pod, "container": "app"}
         kills = [finished - timedelta(minutes=m) for m in (0, 23, 47, 71, 98, 121, 140)][
             : (7, 6, 5, 6, 4, 5)[i]]

@@ -132,10 +132,11 @@ def deployment_status(replicas: int, ready: int, updated: int, *, at: datetime,
                       available: int | None = None, progressing: Obj | None = None,
                       replica_failure: Obj | None = None) -> Obj:
     available = ready if available is None else available
-    conditions = [{"type": "Available",
-                   "status": "True" if available >= max(replicas - replicas // 4, 1) else "False",
-                   "reason": "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-                   "message": "Deployment has minimum availability." if available else
+    enough = available >= max(replicas - replicas // 4, 1)
+    conditions = [{"type": "Available", "status": "True" if enough else "False",
+                   "reason": "MinimumReplicasAvailable" if enough else
+                   "MinimumReplicasUnavailable",
+                   "message": "Deployment has minimum availability." if enough else
                    "Deployment does not have minimum availability.",
                    "lastUpdateTime": ts(at), "lastTransitionTime": ts(at)}]
     conditions.append(progressing or {

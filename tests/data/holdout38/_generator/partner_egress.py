@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from typing import Any
 
 from tests.data.holdout38._generator import kube as k
 from tests.data.holdout38._generator.story import Story
@@ -56,7 +57,8 @@ so it's us. maybe the gateway pods are overloaded? I restarted two of them, no c
                       env=[{"name": "PARTNER_BASE_URL",
                             "value": "https://api.claimsbridge.net/v3"},
                            {"name": "PARTNER_TIMEOUT_MS", "value": "10000"},
-                           {"name": "PGHOST", "value": "orchard-claims-prod.postgres.database.azure.com"},
+                           {"name": "PGHOST",
+                            "value": "orchard-claims-prod.postgres.database.azure.com"},
                            {"name": "NODE_OPTIONS", "value": "--max-old-space-size=320"}],
                       readinessProbe=k.http_probe("/health", 3000),
                       livenessProbe=k.http_probe("/health", 3000, initialDelaySeconds=15))
@@ -144,7 +146,7 @@ def _gateway_logs(story: Story, pod: str, created: datetime) -> None:
         request = f"req-{rng.randint(10**7, 10**8):x}"
         if after and rng.random() < 0.93:
             level, msg = 50, "partner call failed"
-            extra = {"err": {"type": "Error", "code": "ETIMEDOUT",
+            extra: dict[str, Any] = {"err": {"type": "Error", "code": "ETIMEDOUT",
                              "message": f"connect ETIMEDOUT {peer}:443"},
                      "upstream": "api.claimsbridge.net", "elapsed_ms": 10000 + rng.randint(1, 9),
                      "route": "POST /v1/eligibility", "status": 504}
@@ -156,7 +158,8 @@ def _gateway_logs(story: Story, pod: str, created: datetime) -> None:
         entry = {"level": level, "time": int(moment.timestamp() * 1000), "pid": 1,
                  "hostname": pod, "reqId": request, "msg": msg, **extra}
         lines.append(json.dumps(entry, separators=(",", ":")))
-        fields = {"http__response__status_code": extra["status"], "trace__id": request}
+        fields: dict[str, Any] = {"http__response__status_code": extra["status"],
+                                  "trace__id": request}
         if level == 50:
             fields |= {"error__type": "ETIMEDOUT", "error__message": extra["err"]["message"]}
         text = msg + (f": connect ETIMEDOUT {peer}:443" if level == 50 else

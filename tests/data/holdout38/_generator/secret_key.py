@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from typing import Any
 
 from tests.data.holdout38._generator import kube as k
 from tests.data.holdout38._generator.story import Story
@@ -63,7 +64,7 @@ are the 1.30 nodes broken? thinking about rolling the pool back before the EU op
         story.add(k.event("", "Node", name, "NodeNotSchedulable",
                           f"Node {name} status is now: NodeNotSchedulable",
                           NOW - timedelta(minutes=at), host=name))
-    env = [{"name": "DB_HOST", "value": "10.88.0.14"},
+    env: list[dict[str, Any]] = [{"name": "DB_HOST", "value": "10.88.0.14"},
            {"name": "DB_NAME", "value": "ledger"},
            {"name": "DB_USER", "valueFrom": {"secretKeyRef": {"name": SECRET, "key": "db-user"}}},
            {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": SECRET,
@@ -112,7 +113,7 @@ are the 1.30 nodes broken? thinking about rolling the pool back before the EU op
                           count=197 - 3 * i, host=host))
         story.add(k.event(NS, "ReplicaSet", rs["metadata"]["name"], "SuccessfulCreate",
                           f"Created pod: {name}", created, component="replicaset-controller"))
-    _bystanders(story, made, new_pool + [old_pool[1]])
+    _bystanders(story, made, [*new_pool, old_pool[1]])
     _rotator(story, made)
     return story
 

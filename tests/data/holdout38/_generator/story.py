@@ -8,8 +8,8 @@ format's rules (sorted samples, one family per TYPE line, `# EOF`) live here onl
 from __future__ import annotations
 
 import json
-import re
 import random
+import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -68,7 +68,8 @@ class Story:
 
     def doc(self, at: datetime, message: str, *, level: str, service: str, ns: str, pod: str,
             container: str, **fields: Any) -> None:
-        document = {"@timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z",
+        stamp = at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+        document = {"@timestamp": stamp,
                     "message": message, "log.level": level, "service.name": service,
                     "kubernetes.namespace": ns, "kubernetes.pod.name": pod,
                     "kubernetes.container.name": container}

@@ -24,6 +24,7 @@ SCHEDULING = ("0/7 nodes are available: 3 node(s) had untolerated taint {dedicat
               "4 node(s) had volume node affinity conflict. preemption: 0/7 nodes are "
               "available: 7 Preemption is not helpful for scheduling.")
 GI = 2**30
+SPREAD = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
 def build() -> Story:
@@ -83,10 +84,9 @@ full? can you check before it goes red, the nightly reindex starts at 10:00
     sts = k.workload(
         "StatefulSet", NS, APP, made, [opensearch], replicas=3,
         pod_spec={"nodeSelector": {"nimbus.io/pool": "search-data"},
-                  "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                      {"weight": 100, "podAffinityTerm": {
-                          "topologyKey": "topology.kubernetes.io/zone",
-                          "labelSelector": {"matchLabels": {"app.kubernetes.io/name": APP}}}}]}}},
+                  "affinity": {"podAntiAffinity": {SPREAD: [{"weight": 100, "podAffinityTerm": {
+                      "topologyKey": "topology.kubernetes.io/zone",
+                      "labelSelector": {"matchLabels": {"app.kubernetes.io/name": APP}}}}]}}},
         serviceName="opensearch-data", podManagementPolicy="Parallel",
         updateStrategy={"type": "RollingUpdate"},
         volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {
@@ -156,7 +156,7 @@ full? can you check before it goes red, the nightly reindex starts at 10:00
     story.add(k.configmap("kube-system", "cluster-autoscaler-status", NOW - timedelta(days=90),
                           {"status": _autoscaler_status()},
                           {"cluster-autoscaler.kubernetes.io/last-updated":
-                           (NOW - timedelta(seconds=9)).strftime("%Y-%m-%d %H:%M:%S.%f +0000 UTC")}))
+                           f"{NOW - timedelta(seconds=9):%Y-%m-%d %H:%M:%S}.412983 +0000 UTC"}))
     _bystanders(story, made, node_list)
     _volume_metrics(story)
     return story
