@@ -215,7 +215,7 @@ def _metrics(story: Story, pods: list[tuple[str, str, str, datetime, datetime]],
             since_start += 1
             direct = min(96 + 9 * since_start * load, 360) * MI
             threads = 140 + int(150 * load) + rng.randint(-6, 6)
-            heap = rng.uniform(640, 1380) * MI
+            heap = rng.uniform(650, 1050) * MI
             nonheap = (205 + min(since_start, 10) * 1.5) * MI
             working = heap + direct + nonheap + threads * 1.1 * MI + 96 * MI
             working = min(working, 2 * GI - rng.randint(1, 9) * MI)

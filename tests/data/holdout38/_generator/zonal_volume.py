@@ -125,14 +125,14 @@ full? can you check before it goes red, the nightly reindex starts at 10:00
             started = NOW - timedelta(days=6, hours=ordinal)
             story.add(k.pod(sts, name, host, started, {"opensearch": k.running(
                 started + timedelta(seconds=5))}, ip=ip, owner_kind="StatefulSet",
-                qos="Guaranteed", containers=[opensearch]))
+                qos="Burstable", containers=[opensearch]))
             story.objects[-1]["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {
                 "claimName": claim}}]
             _data_logs(story, name)
             continue
         created = REMOVED + timedelta(seconds=48)
         pending = k.pod(sts, name, None, created, {}, phase="Pending", owner_kind="StatefulSet",
-                        qos="Guaranteed", containers=[opensearch],
+                        qos="Burstable", containers=[opensearch],
                         conditions=[{"type": "PodScheduled", "status": "False",
                                      "reason": "Unschedulable", "message": SCHEDULING,
                                      "lastTransitionTime": k.ts(created)}])
