@@ -680,7 +680,9 @@ def pods_for(sc: Scenario, ns: str, name: str, rev: Revision, nodes: Sequence[st
         else:
             st = statuses(i, started_i)
         made.append(pod(ns, pod_name, ("ReplicaSet", f"{name}-{h}"), nodes[i % len(nodes)],
-                        rev.containers, st, started_i - timedelta(seconds=3), labels=labels,
+                        rev.containers, st, max(started_i - timedelta(seconds=3),
+                                                rev.created + timedelta(seconds=1)),
+                        labels=labels,
                         volumes=rev.volumes or None))
     sc.add(made)
     return made

@@ -235,8 +235,9 @@ october
                              f'"event":"cleanup_failed","error":"{w}"}}')
                 sc.doc(t2, NS, pod_name, name, name, "warning", w,
                        **{"error.type": "OSError"})
-        for line in lines:
-            sc.log(NS, pod_name, name, line)
+        if evicted is None:  # an evicted pod's containers are gone, and their logs with them
+            for line in lines:
+                sc.log(NS, pod_name, name, line)
     # dispatcher (the batch): retries on the renderer
     t = BATCH + timedelta(seconds=4)
     sc.log(NS, job_pod_name, "dispatcher", f"{ts(t)} INFO dispatch: period=2026-11 "
