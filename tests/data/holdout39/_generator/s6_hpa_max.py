@@ -145,12 +145,6 @@ same traffic as every friday evening as far as I can tell
                  "New size: 6; reason: cpu resource utilization (percentage of request) above "
                  "target", NOW - timedelta(minutes=40), component="horizontal-pod-autoscaler",
                  api="autoscaling/v2"))
-    for k in range(2):
-        bp = booking[4 + k]
-        sc.add(event(NS, "Pod", bp["metadata"]["name"], "Scheduled",
-                     f"Successfully assigned {NS}/{bp['metadata']['name']} to "
-                     f"{bp['spec']['nodeName']}", NOW - timedelta(minutes=39, seconds=58),
-                     component="default-scheduler"))
     # argocd log of yesterday's sync
     sc.doc(CHANGE - timedelta(seconds=9), "argocd", "argocd-application-controller-0",
            "application-controller", "argocd", "info",
