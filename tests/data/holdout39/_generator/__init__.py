@@ -11,8 +11,16 @@ from pathlib import Path
 
 from .common import Scenario
 
-MODULES = ("s1_trust_bundle", "s2_tmp_eviction", "s3_dns_upstream", "s4_glibc",
-           "s5_cache_key", "s6_hpa_max", "s7_node_unknown", "s8_sidecar_oom")
+MODULES = (
+    "s1_trust_bundle",
+    "s2_tmp_eviction",
+    "s3_dns_upstream",
+    "s4_glibc",
+    "s5_cache_key",
+    "s6_hpa_max",
+    "s7_node_unknown",
+    "s8_sidecar_oom",
+)
 ROOT = Path(__file__).resolve().parents[1]
 
 
