@@ -407,7 +407,7 @@ feed exporter start hammering the db? no errors anywhere as far as I can see
     rate = 35.0
 
     def old_shape(m: datetime) -> list[float]:
-        return [0.62, 0.86, 0.95, 0.985, 0.994, 0.998, 1.0]
+        return [0.62, 0.9, 0.991, 0.997, 0.999, 1.0, 1.0]
 
     def new_shape(m: datetime) -> list[float]:
         return [0.01, 0.04, 0.12, 0.42, 0.78, 0.97, 0.998]
