@@ -340,7 +340,6 @@ the egress / NAT gateway or a network policy? hotel-sync is red in grafana too
     # --- CoreDNS logs
     for p in coredns_pods:
         pod_name = p["metadata"]["name"]
-        began = parse(p["status"]["startTime"]) + timedelta(seconds=2)
         for line in (
             ".:53",
             "[INFO] plugin/reload: Running configuration SHA512 = "
@@ -349,9 +348,7 @@ the egress / NAT gateway or a network policy? hotel-sync is red in grafana too
             "CoreDNS-1.11.3",
             "linux/amd64, go1.22.7, 9a4a8d3",
         ):
-            sc.log(
-                "kube-system", pod_name, "coredns", line if line != ".:53" else f"{ts(began)} .:53"
-            )
+            sc.log("kube-system", pod_name, "coredns", line)  # CoreDNS stamps no line
         ip = p["status"]["podIP"]
         t = GONE
         while t < NOW:
