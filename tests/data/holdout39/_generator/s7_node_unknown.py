@@ -530,14 +530,7 @@ and writes are ok. nothing deployed this weekend
             f"{stamp} INFO: no action. I am (ledger-pg-1), a "
             "secondary, and following a leader (ledger-pg-0)",
         )
-        if t < LOST:
-            sc.log(
-                NS,
-                "ledger-pg-2",
-                "postgres",
-                f"{stamp} INFO: no action. I am (ledger-pg-2), "
-                "a secondary, and following a leader (ledger-pg-0)",
-            )
+        # ledger-pg-2's node is unreachable: its log cannot be read (the kubelet does not answer)
     moment = LOST + timedelta(seconds=61)
     msg = "terminating walsender process due to replication timeout"
     sc.log(
