@@ -13,7 +13,16 @@ from __future__ import annotations
 import re
 
 from engines.analyzer.candidates import Candidate, Clue
-from engines.analyzer.detectors._common import LOG_TOOLS, METRICS, POD_LOGS, SIGNALS
+from engines.analyzer.detectors._common import (
+    EVENT_TOOLS,
+    LOG_TOOLS,
+    METRICS,
+    POD_LOGS,
+    SIGNALS,
+    event_workload,
+    phrase_in,
+    recent_events,
+)
 from engines.analyzer.detectors._logs import by_workload, sightings
 from engines.analyzer.facts import Facts, MetricRow, Ref, owns
 from engines.analyzer.scope import Scope
@@ -175,14 +184,38 @@ def refused_callers(facts: Facts, scope: Scope) -> tuple[Ref, ...]:
                                if s.factor >= 0.3))
 
 
+# The kubelet evicting a pod for outgrowing its own ephemeral-storage limit: the pod's
+# disk runs out, not the node's (node.py leaves these evictions alone).
+OWN_LIMIT = ("exceeds the total limit of containers", "exceeded its local ephemeral storage",
+             "ephemeral local storage usage exceeds", "usage exceeds the limit",
+             "emptydir usage exceeds")
+
+
+def _own_limit_evictions(facts: Facts) -> dict[Ref, Candidate]:
+    found: dict[Ref, Candidate] = {}
+    for event in recent_events(facts, reason="Evicted"):
+        if (phrase := phrase_in(event.message, OWN_LIMIT)) is None or (
+                ref := event_workload(facts, event)) is None:
+            continue
+        entry = found.setdefault(ref, Candidate("resource_exhaustion", ref))
+        entry.add(0.6, f"the kubelet evicts {ref.name}'s pods for outgrowing their own "
+                  f"storage: {event.message[:90]}", (event.message[:60], phrase), event.source,
+                  EVENT_TOOLS, "exhausted-disk space")
+        entry.fix = (f"{ref.kind} {ref.namespace}/{ref.name} outgrows its ephemeral-storage "
+                     "limit: raise it, or move what it spills (temporary files, caches) to a "
+                     "sized volume, and clean up after each piece of work.")
+    return found
+
+
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
     victims = refused_callers(facts, scope)
     holder = _holder(facts, victims) if victims else None
     if holder is not None:
         found.append(holder)
+    evicted = _own_limit_evictions(facts)
     for ref, seen in by_workload(sightings(facts, scope, PHRASES, find=saturation)).items():
-        entry = Candidate("resource_exhaustion", ref)
+        entry = evicted.pop(ref, None) or Candidate("resource_exhaustion", ref)
         kind = _kind(seen[0].pattern.text)
         for sighting in seen[:3]:
             count = sighting.pattern.count
@@ -207,5 +240,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             for metric in PER_CLIENT:
                 entry.follow(METRICS, {"metric": metric, "since": "1h"},
                              "see who holds the database's connections")
+        found.append(entry)
+    for entry in evicted.values():
+        entry.follow(POD_LOGS, entry.culprit.pod_args, f"see what {entry.culprit.name} writes")
         found.append(entry)
     return found

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
+from engines.analyzer.detectors.exhaustion import OWN_LIMIT
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
 
@@ -70,8 +71,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                           t.EVENT_TOOLS, f"node-event-{event.reason}")
         elif event.reason in ("Evicted", "Evicting", "TaintManagerEviction", "NodeNotReady") or (
                 event.reason == "Preempting" and "node" in event.message.lower()):
-            if (host := _node_of(facts, event.namespace, event.name)) is None:
-                continue
+            if (host := _node_of(facts, event.namespace, event.name)) is None or t.phrase_in(
+                    event.message, OWN_LIMIT):
+                continue  # unknown where, or the pod outgrew its own limit (exhaustion.py)
             entry = candidate(host)
             entry.add(0.35, f"pods evicted from {host}: {event.message[:80]}",
                       (event.message[:60], event.reason), event.source, t.EVENT_TOOLS, "eviction")
@@ -81,8 +83,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     for pod in facts.pods.values():
         if not pod.node:
             continue
-        troubled = pod.status in ("Evicted", "Unknown", "Terminating", "NodeLost") or (
-            pod.message and t.phrase_in(pod.message, EVICTION))
+        troubled = (pod.status in ("Evicted", "Unknown", "Terminating", "NodeLost") or (
+            pod.message and t.phrase_in(pod.message, EVICTION))) and not (
+            pod.message and t.phrase_in(pod.message, OWN_LIMIT))
         if troubled:
             entry = candidate(pod.node)
             entry.add(0.3, f"pod {pod.name} on {pod.node} is {pod.status}", (pod.name, pod.status),

@@ -276,6 +276,19 @@ def _egress_to(facts: Facts, found: dict[Ref, Candidate], sighting: Sighting,
         _blame(found, policy, sighting, 0.3 if shut else 0.15,
                f"NetworkPolicy {policy.name} lets {caller.name} out only {allowed[:100]}: "
                f"not to {where}", f"let {caller.name} reach {where}")
+        if address is not None and (rule := _allowlist(policy, port)) is not None:
+            found[Ref("NetworkPolicy", policy.namespace, policy.name)].clues.append(Clue(
+                0.3, f"its rule {rule!r} lists the addresses {caller.name} may reach on port "
+                f"{port}, and {address} is not one of them (a destination that moved)",
+                (rule[:60],), policy.source, (POLICIES,), "policy-allowlist"))
+
+
+def _allowlist(policy: Policy, port: str) -> str | None:
+    """The egress rule that opens this very port to named address blocks only: the
+    allowlist meant for the destination, when the destination's address is outside it."""
+    return next((rule for rule in policy.egress if _BLOCK.search(rule.lower())
+                 and "/0" not in rule and port and opens(rule.lower().partition(" on ")[2],
+                                                         port) is True), None)
 
 
 def _blame(found: dict[Ref, Candidate], policy: Policy, sighting: Sighting, weight: float,
@@ -318,8 +331,9 @@ def _age(facts: Facts, entry: Candidate, onset: datetime | None) -> None:
                         OBJECT))
     if not moments:
         return
-    if any(c.topic == "policy-stale" for c in entry.clues):
-        return  # what changed is the namespaces' labels, not the policy: its age clears nothing
+    if any(c.topic in ("policy-stale", "policy-allowlist") for c in entry.clues):
+        return  # what changed is the namespaces' labels or the destination's address, not
+        # the policy: its age clears nothing
     moment, what, needle, source, tool = max(moments, key=lambda m: m[0])
     onset = first_of([signal_change(facts, r) for r in entry.affects]) or onset or facts.now
     if onset - timedelta(hours=2) <= moment <= min(onset + timedelta(minutes=15), facts.now):

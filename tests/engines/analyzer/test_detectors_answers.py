@@ -134,3 +134,44 @@ def test_an_external_name_alias_that_does_not_resolve_is_the_service_s_fault() -
     found = network.detect(facts, scope_of(facts, report))
     assert categories(found) == [("network", "payments-gateway")]
     assert "pgw.dc1.corp.example.net" in found[0].fix
+
+
+def policies(*rows: dict[str, object]) -> Observation:
+    return obs("k8s_list_network_policies", {"total": len(rows), "policies": list(rows)},
+               namespace="claims")
+
+
+OLD = "2025-07-09T09:30:00Z (500d ago)"
+
+
+def test_an_old_allowlist_the_destination_moved_out_of_is_the_network_fault() -> None:
+    """Timeouts to an outside address on the port an egress allowlist opens to other
+    blocks only: the destination moved; the policy is the fault though it is old, and the
+    broad ones (deny all, DNS only) rank under it."""
+    report = "eligibility checks are timing out since 08:40"
+    facts = facts_of(
+        workloads(workload("eligibility-gateway", "claims")),
+        policies({"name": "default-deny-all", "applies_to": "all pods", "created": OLD,
+                  "types": ["Ingress", "Egress"], "ingress": "deny all", "egress": "deny all"},
+                 {"name": "partner-egress", "applies_to": "app=eligibility-gateway",
+                  "created": OLD, "types": ["Egress"],
+                  "selected_workloads": ["Deployment/eligibility-gateway"],
+                  "egress": ["to ip 198.51.100.32/28 on TCP/443"]}),
+        patterns(pattern("call failed: connect ETIMEDOUT 203.0.113.88:443",
+                         service="eligibility-gateway", pod="eligibility-gateway-5d-x",
+                         count=300)))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("network", "partner-egress")
+    assert "policy-allowlist" in {c.topic for c in found[0].clues}
+
+
+def test_a_pod_evicted_for_its_own_storage_limit_is_its_own_exhaustion() -> None:
+    report = "statements are not generated, renderer pods keep getting evicted"
+    facts = facts_of(
+        workloads(workload("statement-renderer", "reporting")),
+        events(event("Evicted", "Pod/statement-renderer-6c-x1", "Pod ephemeral local storage "
+                     "usage exceeds the total limit of containers 2Gi.", namespace="reporting",
+                     count=4)))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found) == [("resource_exhaustion", "statement-renderer")]
+    assert "ephemeral-storage limit" in found[0].fix
