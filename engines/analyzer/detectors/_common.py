@@ -194,12 +194,15 @@ def first_of(values: Sequence[datetime | None]) -> datetime | None:
 
 
 def signal_change(facts: Facts, ref: Ref) -> datetime | None:
-    """When the workload's 5xx ratio or latency turned abnormal, per its metrics."""
+    """When the workload's 5xx ratio or latency turned abnormal, or its backlog (a
+    consumer's lag) began to grow, per its metrics."""
     if (signals := facts.signals_of(ref)) is None:
         return None
     changes = [signals.get(name).get("change") for name in ("requests", "latency")
                if signals.get(name).get("abnormal")]
-    return first_of([parse_stamp(c.get("at")) for c in changes if isinstance(c, dict)])
+    backlog = signals.get("backlog")
+    grew = [parse_stamp(backlog.get("growing_since"))] if backlog.get("abnormal") else []
+    return first_of([*(parse_stamp(c.get("at")) for c in changes if isinstance(c, dict)), *grew])
 
 
 def stamp(moment: datetime) -> str:

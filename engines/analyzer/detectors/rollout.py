@@ -121,12 +121,13 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     moment = t.signal_change(facts, ref)
     signals = facts.signals_of(ref)
     if (lag := _lag(current.created, moment)) and signals is not None:
-        why = [str(signals.get(n).get("why")) for n in ("requests", "latency")
+        why = [str(signals.get(n).get("why")) for n in ("requests", "latency", "backlog")
                if signals.get(n).get("abnormal")]
         when = "right after it" if lag == 1.0 else \
             f"{_ago(moment or facts.now, current.created)} after it"
         entry.add(0.45 * lag, f"{when}, {why[0]}" if why else f"errors rose {when}",
-                  ("5xx ratio rose", "p99 rose"), signals.source, (t.SIGNALS,), "aligned-metrics")
+                  ("5xx ratio rose", "p99 rose", "consumer lag grew"), signals.source,
+                  (t.SIGNALS,), "aligned-metrics")
     elif sibling is not None and (clue := _against_sibling(facts, ref, sibling)) is not None:
         entry.clues.append(clue)
     if (appetite := _cpu_appetite(facts, ref, current.created)) is not None:

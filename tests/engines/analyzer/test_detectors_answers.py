@@ -20,9 +20,11 @@ from tests.engines.analyzer.helpers import (
     patterns,
     ranked,
     scope_of,
+    signals,
     workload,
     workloads,
 )
+from tests.engines.analyzer.test_detectors_cluster import rollout_obs
 
 REPORT = "members say their points are not credited since 9am"
 
@@ -175,3 +177,21 @@ def test_a_pod_evicted_for_its_own_storage_limit_is_its_own_exhaustion() -> None
     found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
     assert categories(found) == [("resource_exhaustion", "statement-renderer")]
     assert "ephemeral-storage limit" in found[0].fix
+
+
+def test_a_consumer_whose_backlog_grows_right_after_its_rollout_is_a_bad_rollout() -> None:
+    """No errors, no latency: the consumer's lag, growing since shortly after its new
+    revision went live, is the regression; the same lag with no fresh rollout is not one."""
+    report = "push notifications arrive 20 minutes late, and later every hour"
+    backlog = {"abnormal": True, "why": "consumer lag grew from 265 to 185095 messages since "
+               "2026-11-30T09:20:00Z", "growing_since": "2026-11-30T09:20:00Z"}
+    fresh = facts_of(workloads(workload("shipment-notifier", "notify")),
+                     rollout_obs("shipment-notifier", "notify", "2026-11-30T09:10:00Z (50m ago)"),
+                     signals("notify", "shipment-notifier", backlog=backlog))
+    found = ranked(fresh, report, run_detectors(fresh, scope_of(fresh, report)))
+    assert categories(found)[0] == ("bad_rollout", "shipment-notifier")
+    assert "aligned-metrics" in {c.topic for c in found[0].clues}
+    old = facts_of(workloads(workload("shipment-notifier", "notify")),
+                   rollout_obs("shipment-notifier", "notify", "2026-11-29T09:10:00Z (1d ago)"),
+                   signals("notify", "shipment-notifier", backlog=backlog))
+    assert "bad_rollout" not in {c.category for c in run_detectors(old, scope_of(old, report))}
