@@ -23,20 +23,21 @@ from tools.redact import redact_env
 from tools.registry import tool
 from tools.sources.base import KubeObject
 
-_PRESSURES = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
-
 
 @tool(describe=lambda a: f"Checking node {a['name']}" if a.get("name") else "Checking nodes")
 async def k8s_list_nodes(
     ctx: ToolContext, name: str | None = None, problems_only: bool = False
 ) -> dict[str, Any]:
-    """List nodes with readiness, pressure conditions (memory, disk, PID), cordons, taints,
-    allocatable cpu/memory, what the pods on them request (share of allocatable) and their
-    recent warning events. Problem nodes first.
+    """List nodes with readiness, pressure conditions (memory, disk, PID) and any other
+    condition that is True (node-problem-detector's: a read-only filesystem, a kernel
+    deadlock, a restarting kubelet), cordons, taints, allocatable cpu/memory, what the pods
+    on them request (share of allocatable) and their recent warning events. Problem nodes
+    first.
 
     Args:
         name: Only this node.
-        problems_only: Only nodes that are not Ready, are under pressure or are cordoned.
+        problems_only: Only nodes that are not Ready, report a fault condition or are
+            cordoned.
     """
     nodes, pods, events = await asyncio.gather(
         ctx.cluster.list_objects("Node"),
@@ -77,9 +78,11 @@ def _node_row(ctx: ToolContext, node: KubeObject, pods: list[KubeObject]) -> dic
     if row["ready"] != "True":
         problems.append(f"NotReady since {when(ready.get('lastTransitionTime'), ctx.now)}: "
                         f"{shorten(str(ready.get('message', ready.get('reason', ''))), 150)}")
-    for kind in _PRESSURES:
-        item = condition(node, kind)
-        if item and item.get("status") == "True":
+    for item in status.get("conditions") or []:
+        kind = str(item.get("type") or "")
+        if kind != "Ready" and item.get("status") == "True":  # every other condition is a
+            # fault when True: the pressures, and node-problem-detector's (ReadonlyFilesystem,
+            # KernelDeadlock, FrequentKubeletRestart, ...)
             problems.append(f"{kind}: {shorten(str(item.get('message', item.get('reason'))), 150)}"
                             f" (since {ago(item.get('lastTransitionTime'), ctx.now) or '?'})")
     if spec.get("unschedulable"):

@@ -168,3 +168,20 @@ async def test_a_node_local_service_says_which_nodes_reach_no_endpoint(tmp_path:
     assert any("run on 1 of 2 nodes (node-a)" in p for p in rows["results"]["problems"])
     assert rows["exporter"]["traffic_policy"] == "external: Local"
     assert not any("internalTrafficPolicy" in p for p in rows["exporter"].get("problems", []))
+
+
+async def test_a_node_problem_detector_condition_is_a_node_problem(tmp_path: Path) -> None:
+    """A Ready node whose ReadonlyFilesystem condition is True is a problem node (listed by
+    problems_only); a condition that is False is not."""
+    folder = _scenario(tmp_path)
+    objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
+    failing, fine = _node("node-a"), _node("node-b")
+    failing["status"]["conditions"].append(
+        {"type": "ReadonlyFilesystem", "status": "True", "reason": "FilesystemIsReadOnly",
+         "message": "Filesystem is read-only", "lastTransitionTime": "2026-11-30T09:40:00Z"})
+    fine["status"]["conditions"].append({"type": "KernelDeadlock", "status": "False"})
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all([*objects, failing, fine]))
+    data = await call(context(folder), "k8s_list_nodes", problems_only=True)
+    assert [n["name"] for n in data["nodes"]] == ["node-a"]
+    assert data["nodes"][0]["problems"][0].startswith(
+        "ReadonlyFilesystem: Filesystem is read-only")

@@ -63,13 +63,14 @@ REFUSED = ("status=401", "status 401", "http 401", "401 unauthorized", "unauthor
            "invalid_grant")
 # A dependency that answers but will not serve: an outside API that throttles the caller
 # (counted, like REFUSED, only when the line names an outside host or a provider), or a
-# database that is a replica now (a failover left the caller's pool on the old primary)
-# and refuses writes.
+# database that refuses writes: a replica now (a failover left the caller's pool on the
+# old primary), or a cache full to its memory cap with no eviction.
 THROTTLED = ("too many requests", "rate limit exceeded", "rate limited", "rate-limited",
              "reduce your request rate", "slowdown", "slow down", "requestlimitexceeded",
              "throttlingexception", "quota exceeded for quota metric")
 WRITES_REFUSED = ("read-only transaction", "read only transaction", "read-only replica",
-                  "read only replica", "--read-only option", "readonly you can't write")
+                  "read only replica", "--read-only option", "readonly you can't write",
+                  "oom command not allowed", "used memory > 'maxmemory'")
 # An HTTP error status a line says an outside host answered ("-> 410 Gone", "status=503"):
 # counted only when the line names a host outside the cluster, since a caller's own access
 # log prints the status it answered, not one it was given.

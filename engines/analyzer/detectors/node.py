@@ -10,6 +10,8 @@ because the node carries the taint its condition brings (node.kubernetes.io/pid-
 
 from __future__ import annotations
 
+import re
+
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors.exhaustion import OWN_LIMIT
@@ -23,6 +25,9 @@ NODE_REASONS = ("NodeNotReady", "NodeNotSchedulable", "EvictionThresholdMet", "N
                 "ImageGCFailed", "ContainerGCFailed")
 EVICTION = ("The node was low on resource", "evicted", "Evicted", "node is not ready",
             "NodeNotReady", "node(s) had condition", "Taint manager")
+# Any other condition k8s_list_nodes lists as True ("ReadonlyFilesystem: ...", from
+# node-problem-detector): a fault of the node itself.
+_CONDITION = re.compile(r"([A-Z][A-Za-z]+): ")
 # The taints the node lifecycle controller sets for a condition (a cordon is not a fault).
 CONDITION_TAINTS = {"node.kubernetes.io/memory-pressure": "MemoryPressure",
                     "node.kubernetes.io/disk-pressure": "DiskPressure",
@@ -60,7 +65,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                 ("NotReady since", f"ready: '{node.ready}'"), node.source,
                                 (t.NODES,), "notready")
         for problem in node.problems:
-            if kind := t.phrase_in(problem, PRESSURES):
+            kind = t.phrase_in(problem, PRESSURES) or (
+                match.group(1) if (match := _CONDITION.match(problem)) else None)
+            if kind:
                 candidate(name).add(0.5, f"node {name} reports {kind}", (problem[:60], kind),
                                     node.source, (t.NODES,), f"pressure-{kind}")
     for event in t.recent_events(facts):

@@ -6,7 +6,7 @@ and an ExternalName alias are the network fault their callers only report."""
 
 from __future__ import annotations
 
-from engines.analyzer.detectors import dependency, exhaustion, network, run_detectors
+from engines.analyzer.detectors import dependency, exhaustion, network, node, run_detectors
 from engines.analyzer.facts import Facts
 from engines.analyzer.transcript import Observation
 from tests.engines.analyzer.helpers import (
@@ -195,3 +195,21 @@ def test_a_consumer_whose_backlog_grows_right_after_its_rollout_is_a_bad_rollout
                    rollout_obs("shipment-notifier", "notify", "2026-11-29T09:10:00Z (1d ago)"),
                    signals("notify", "shipment-notifier", backlog=backlog))
     assert "bad_rollout" not in {c.category for c in run_detectors(old, scope_of(old, report))}
+
+
+def test_a_cache_full_to_its_memory_cap_refuses_writes_as_a_failing_dependency() -> None:
+    facts = caller_logging("add item failed: OOM command not allowed when used memory > "
+                           "'maxmemory'.")
+    found = dependency.detect(facts, scope_of(facts, REPORT))
+    assert categories(found) == [("dependency_failure", "points-sync")]
+
+
+def test_a_ready_node_with_a_read_only_filesystem_condition_is_a_node_failure() -> None:
+
+    nodes = obs("k8s_list_nodes", {"total": 1, "with_problems": 1, "nodes": [
+        {"name": "aks-general-0b", "ready": "True", "problems": [
+            "ReadonlyFilesystem: Filesystem is read-only (since 20m ago)"]}]})
+    facts = facts_of(workloads(workload("segment-packager", "streaming")), nodes)
+    found = node.detect(facts, scope_of(facts, "streams stutter for some viewers"))
+    assert categories(found) == [("node_failure", "aks-general-0b")]
+    assert "ReadonlyFilesystem" in found[0].clues[0].note
