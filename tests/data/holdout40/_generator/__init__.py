@@ -1,0 +1,16 @@
+"""Generator of the holdout40 set: eight incidents written blind, one per shape in the brief.
+`python -m tests.data.holdout40._generator` rewrites the scenario folders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .stories_a import pull_secret_deleted, rbac_forbidden
+from .story import Story
+
+BUILDERS: tuple[Callable[[], Story], ...] = (rbac_forbidden, pull_secret_deleted)
+
+
+def stories() -> dict[str, Callable[[], Story]]:
+    """Scenario id -> the function that builds it."""
+    return {builder().id: builder for builder in BUILDERS}
