@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .stories_a import pull_secret_deleted, rbac_forbidden
+from .stories_b import host_header_probes, hostport_taken
 from .story import Story
 
-BUILDERS: tuple[Callable[[], Story], ...] = (rbac_forbidden, pull_secret_deleted)
+BUILDERS: tuple[Callable[[], Story], ...] = (rbac_forbidden, pull_secret_deleted, hostport_taken,
+                                              host_header_probes)
 
 
 def stories() -> dict[str, Callable[[], Story]]:
