@@ -7,10 +7,12 @@ from collections.abc import Callable
 
 from .stories_a import pull_secret_deleted, rbac_forbidden
 from .stories_b import host_header_probes, hostport_taken
+from .stories_c import failing_disk_node, redis_maxmemory
 from .story import Story
 
 BUILDERS: tuple[Callable[[], Story], ...] = (rbac_forbidden, pull_secret_deleted, hostport_taken,
-                                              host_header_probes)
+                                              host_header_probes, failing_disk_node,
+                                              redis_maxmemory)
 
 
 def stories() -> dict[str, Callable[[], Story]]:

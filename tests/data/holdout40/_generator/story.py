@@ -27,9 +27,10 @@ class Metrics:
         self.families: dict[str, tuple[str, str, dict[str, list[tuple[float, float]]]]] = {}
 
     def add(self, family: str, kind: str, help_: str, labels: dict[str, str],
-            samples: list[tuple[float, float]]) -> None:
+            samples: list[tuple[float, float]], sample: str = "") -> None:
+        """sample: the sample's suffix for a summary or histogram family (`_count`)."""
         entry = self.families.setdefault(family, (kind, help_, {}))
-        sample_name = family + ("_total" if kind == "counter" else "")
+        sample_name = family + ("_total" if kind == "counter" else sample)
         text = ",".join(f'{k}="{v}"' for k, v in labels.items())
         entry[2].setdefault(f"{sample_name}{{{text}}}", []).extend(samples)
 
@@ -40,7 +41,7 @@ class Metrics:
             lines.append(f"# HELP {family} {help_}")
             for key, samples in series.items():
                 for moment, value in sorted(samples):
-                    shown = f"{value:.6g}" if kind != "counter" else f"{value:.0f}"
+                    shown = f"{value:.0f}" if kind in ("counter", "summary") else f"{value:.6g}"
                     lines.append(f"{key} {shown} {int(moment)}")
         lines.append("# EOF")
         return "\n".join(lines) + "\n"
