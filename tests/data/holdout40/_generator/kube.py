@@ -4,7 +4,7 @@ labels, template hashes and timestamps stay consistent across a story."""
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 Obj = dict[str, Any]
@@ -13,7 +13,7 @@ Obj = dict[str, Any]
 def stamp(now: datetime, minutes_ago: float) -> str:
     """RFC 3339 time `minutes_ago` before `now` (seconds precision, Z suffix)."""
     moment = now - timedelta(minutes=minutes_ago)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def uid(*parts: str) -> str:
@@ -52,8 +52,8 @@ def metadata(kind: str, namespace: str, name: str, created: str, *,
     if owner:
         okind, oname = owner
         meta["ownerReferences"] = [{
-            "apiVersion": "apps/v1" if okind in ("ReplicaSet", "DaemonSet", "StatefulSet", "Deployment")
-            else "batch/v1", "kind": okind, "name": oname, "uid": uid(okind, namespace, oname),
+            "apiVersion": "batch/v1" if okind in ("Job", "CronJob") else "apps/v1",
+            "kind": okind, "name": oname, "uid": uid(okind, namespace, oname),
             "controller": True, "blockOwnerDeletion": True}]
     return meta
 

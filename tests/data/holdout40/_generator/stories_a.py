@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from . import kube as k
 from .story import Story
@@ -11,11 +11,11 @@ from .story import Story
 
 def _eks_nodes(story: Story, names: list[str], zones: list[str]) -> list[dict]:
     return [k.node(n, "2026-10-02T07:12:44Z", story.now, zone=z, instance="m6i.2xlarge")
-            for n, z in zip(names, zones)]
+            for n, z in zip(names, zones, strict=True)]
 
 
 def rbac_forbidden() -> Story:
-    now = datetime(2026, 11, 27, 14, 20, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 27, 14, 20, tzinfo=UTC)
     s = Story(
         id="fx-rates-rollout-forbidden", title="fx-rates 2.8.0 rollout never finishes",
         now=now,
@@ -152,13 +152,13 @@ I need this out before the London close. is the cluster slow today or what?""",
     t0 = now.timestamp() - 4.2 * 60
 
     def z(offset: float, level: str, caller: str, msg: str, **fields: object) -> str:
-        ts = datetime.fromtimestamp(t0 + offset, timezone.utc).strftime(
+        ts = datetime.fromtimestamp(t0 + offset, UTC).strftime(
             "%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         extra = "".join(f',"{key}":"{value}"' for key, value in fields.items())
         return f'{{"level":"{level}","ts":"{ts}","caller":"{caller}","msg":"{msg}"{extra}}}'
 
     def klog(offset: float, sev: str, where: str, msg: str) -> str:
-        moment = datetime.fromtimestamp(t0 + offset, timezone.utc)
+        moment = datetime.fromtimestamp(t0 + offset, UTC)
         return f"{sev}{moment.strftime('%m%d %H:%M:%S.%f')}       1 {where}] {msg}"
 
     forbidden = ('configmaps is forbidden: User "system:serviceaccount:treasury:fx-rates-sync" '
@@ -202,7 +202,7 @@ I need this out before the London close. is the cluster slow today or what?""",
         for m in range(60, 0, -4):
             s.log(m + i * 0.3, "request GET /v1/rates/EUR", "info", "fx-rates", "treasury",
                   name, **{"http.response.status_code": 200})
-    for i, name in enumerate([*olds, new_pod]):
+    for name in [*olds, new_pod]:
         restarts = 9 if name == new_pod else 0
         start = 34 if name == new_pod else 90
         s.metrics.add("kube_pod_container_status_restarts", "counter",
@@ -214,7 +214,7 @@ I need this out before the London close. is the cluster slow today or what?""",
 
 
 def pull_secret_deleted() -> Story:
-    now = datetime(2026, 11, 29, 9, 45, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 29, 9, 45, tzinfo=UTC)
     s = Story(
         id="thumbnailer-scale-up-pull-auth", title="Thumbnails lagging after a scale-up",
         now=now,
@@ -407,11 +407,11 @@ today afaik""",
         (94.3, "info", "secret search/es-snapshot-old: not referenced by any serviceaccount "
                        "or pod volume, deleting"),
         (93.4, "info", "scan finished: deleted 4 objects (1 configmap, 3 secret), kept 311")]
-    for ago, level, msg in jan_lines:
-        s.log(ago, msg, level, "namespace-janitor", "platform-ops", jpod, "janitor")
+    for minutes, level, msg in jan_lines:
+        s.log(minutes, msg, level, "namespace-janitor", "platform-ops", jpod, "janitor")
     # thumbnailer's running pods work; upload-api publishes; the queue grows
     for m in range(60, 0, -1):
-        for i, name in enumerate(running):
+        for name in running:
             if rnd.random() < 0.5:
                 s.log(m + rnd.random() * 0.9, f"rendered thumbnails for asset "
                       f"{rnd.randint(10**7, 10**8):x} (3 sizes) in {rnd.randint(900, 2900)}ms",

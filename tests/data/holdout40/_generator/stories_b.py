@@ -4,7 +4,7 @@ the kubelet's probes cannot pass."""
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from . import kube as k
 from .story import Story
@@ -40,7 +40,7 @@ def _healthy(s: Story, ns: str, name: str, image: str, nodes: list[str], replica
 
 
 def hostport_taken() -> Story:
-    now = datetime(2026, 11, 30, 16, 5, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 30, 16, 5, tzinfo=UTC)
     s = Story(
         id="token-proxy-rollout-pending", title="token-proxy 1.9 deploy times out",
         now=now,
@@ -178,7 +178,8 @@ at ~80% cpu requests last week. can we just add a node?""",
     for m in range(60, 0, -1):
         for pn in olds:
             if rnd.random() < 0.35:
-                s.log(m + rnd.random(), f'[{(now - timedelta(minutes=m)).strftime("%Y-%m-%dT%H:%M:%S")}Z] '
+                when = (now - timedelta(minutes=m)).strftime("%Y-%m-%dT%H:%M:%S")
+                s.log(m + rnd.random(), f'[{when}Z] '
                       f'"POST /v1/tokenize HTTP/2" 200 - {rnd.randint(180, 420)} '
                       f"{rnd.randint(3, 14)}ms upstream=hsm", "info", "token-proxy",
                       "payments", pn, **{"http.response.status_code": 200})
@@ -191,7 +192,7 @@ at ~80% cpu requests last week. can we just add a node?""",
 
 
 def host_header_probes() -> Story:
-    now = datetime(2026, 11, 25, 11, 30, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 25, 11, 30, tzinfo=UTC)
     s = Story(
         id="product-api-rollout-not-ready", title="product-api 3.4 pods never Ready",
         now=now,
@@ -284,10 +285,11 @@ the node it landed on""",
                       "conditions": [{"type": "Complete", "status": "True",
                                       "lastProbeTime": k.stamp(now, 27),
                                       "lastTransitionTime": k.stamp(now, 27)}]}})
-    sync = _healthy(s, "catalog", "search-sync", "registry.shopwell.internal/catalog/search-sync:1.12.0",
-                    nodes, 2, 8080, "10.32.1", revision=9, started_ago=5200, probe_path="/ping")
+    sync = _healthy(s, "catalog", "search-sync",
+                    "registry.shopwell.internal/catalog/search-sync:1.12.0", nodes, 2, 8080,
+                    "10.32.1", revision=9, started_ago=5200, probe_path="/ping")
     s.add(k.event("catalog", "Pod", sync[1], "Unhealthy",
-                  f'Readiness probe failed: Get "http://10.32.1.21:8080/ping": dial tcp '
+                  'Readiness probe failed: Get "http://10.32.1.21:8080/ping": dial tcp '
                   "10.32.1.21:8080: connect: connection refused", first=k.stamp(now, 38),
                   last=k.stamp(now, 38), count=1, host=nodes[1]))
     migr_pod = f"product-api-migrate-23-{k.suffix('mig')}"

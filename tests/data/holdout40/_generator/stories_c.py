@@ -4,7 +4,7 @@ maxmemory under noeviction."""
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from . import kube as k
 from .stories_b import _healthy
@@ -12,7 +12,7 @@ from .story import Story
 
 
 def failing_disk_node() -> Story:
-    now = datetime(2026, 11, 26, 20, 40, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 26, 20, 40, tzinfo=UTC)
     bad = "aks-general-31415926-vmss00000b"
     s = Story(
         id="segment-packager-origin-500s", title="Live streams stutter for some viewers",
@@ -118,7 +118,7 @@ yesterday, should we roll it back?""",
           k.endpoints("streaming", "segment-packager", "2025-05-10T09:00:00Z",
                       [(f"10.224.{names.index(n)}.{60 + i}", pods[i], n)
                        for i, n in enumerate(placement) if i != 4],
-                      [(f"10.224.1.64", pods[4], bad)],
+                      [("10.224.1.64", pods[4], bad)],
                       [{"name": "http", "port": 8080, "protocol": "TCP"}]))
     # bystanders: stream-api (healthy, one pod on the bad node but it never writes locally),
     # fluent-bit on every node
@@ -199,7 +199,7 @@ yesterday, should we roll it back?""",
         previous=True)
     total: dict[tuple[str, str], float] = {}
     for m in range(60, -1, -1):
-        for i, p in enumerate(pods[:4]):
+        for p in pods[:4]:
             for code in ("200", "500"):
                 key = (p, code)
                 rate = 0.0
@@ -225,7 +225,7 @@ yesterday, should we roll it back?""",
 
 
 def redis_maxmemory() -> Story:
-    now = datetime(2026, 11, 28, 19, 15, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 28, 19, 15, tzinfo=UTC)
     s = Story(
         id="basket-add-item-fails", title="Customers cannot add items to their basket",
         now=now,

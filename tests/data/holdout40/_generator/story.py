@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +73,11 @@ class Story:
         self.pod_logs.setdefault((ns, pod, container, previous), []).extend(lines)
 
     def log(self, minutes_ago: float, message: str, level: str, service: str, ns: str,
-            pod: str, container: str | None = None, **extra: Any) -> None:
-        moment = self.at(minutes_ago).astimezone(timezone.utc)
+            pod: str, container: str | None = None, /, **extra: Any) -> None:
+        moment = self.at(minutes_ago).astimezone(UTC)
         doc: dict[str, Any] = {
-            "@timestamp": moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z",
+            "@timestamp": moment.strftime("%Y-%m-%dT%H:%M:%S.")
+            + f"{moment.microsecond // 1000:03d}Z",
             "message": message, "log.level": level, "service.name": service,
             "kubernetes.namespace": ns, "kubernetes.pod.name": pod,
             "kubernetes.container.name": container or service}
