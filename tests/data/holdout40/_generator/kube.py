@@ -253,7 +253,8 @@ def pod(ns: str, name: str, created: str, template: Obj, *, owner: tuple[str, st
             {"type": "PodScheduled", "status": "True", "lastTransitionTime": created}]
     status: Obj = {"phase": phase, "conditions": conditions, "qosClass": "Burstable"}
     if node_name:
-        status["hostIP"] = host_ip or "10.0.0.1"
+        digest = hashlib.sha1(node_name.encode()).digest()
+        status["hostIP"] = host_ip or f"10.{digest[0] % 64 + 128}.{digest[1]}.{digest[2] % 250 + 4}"
         status["startTime"] = created
     if ip:
         status["podIP"] = ip

@@ -12,11 +12,13 @@ from .story import Story
 
 def _healthy(s: Story, ns: str, name: str, image: str, nodes: list[str], replicas: int,
              port: int, ip_base: str, *, revision: int = 5, started_ago: float = 4000,
-             probe_path: str = "/health", env: list[dict] | None = None) -> list[str]:
+             probe_path: str = "/health", env: list[dict] | None = None,
+             cpu: str = "100m", memory: str = "256Mi") -> list[str]:
     now = s.now
     t = k.pod_template({"app": name}, [k.container(
         name, image, ports=[{"containerPort": port, "name": "http"}],
-        requests={"cpu": "100m", "memory": "256Mi"}, limits={"memory": "512Mi"}, env=env,
+        requests={"cpu": cpu, "memory": memory},
+        limits={"memory": f"{int(memory[:-2]) * 2}{memory[-2:]}"}, env=env,
         readinessProbe=k.http_probe(probe_path, "http"))])
     h = k.template_hash(ns + name)
     s.add(k.deployment(ns, name, "2025-09-01T10:00:00Z", t, replicas=replicas,
@@ -155,6 +157,9 @@ at ~80% cpu requests last week. can we just add a node?""",
     # bystanders: card-vault (healthy), a nightly reconciliation Job that failed (unrelated)
     _healthy(s, "payments", "card-vault", "europe-docker.pkg.dev/pay-prod/apps/card-vault:4.2.0",
              nodes, 3, 8080, "10.48.3", revision=18)
+    _healthy(s, "payments", "fraud-scorer",
+             "europe-docker.pkg.dev/pay-prod/apps/fraud-scorer:11.0.2", nodes, 5, 8080,
+             "10.48.4", revision=40, started_ago=2500, cpu="3500m", memory="6Gi")
     job_t = k.pod_template({"job-name": "ledger-reconcile-29405280"}, [k.container(
         "reconcile", "europe-docker.pkg.dev/pay-prod/apps/ledger-reconcile:2.0.1",
         requests={"cpu": "200m", "memory": "256Mi"})], restartPolicy="Never")

@@ -224,8 +224,8 @@ restarts""",
                              "limits.memory": "384Gi", "pods": "80"}},
            "status": {"hard": {"requests.cpu": "64", "requests.memory": "256Gi",
                                "limits.memory": "384Gi", "pods": "80"},
-                      "used": {"requests.cpu": "15200m", "requests.memory": "39Gi",
-                               "limits.memory": "71Gi", "pods": "11"}}})
+                      "used": {"requests.cpu": "6500m", "requests.memory": "7424Mi",
+                               "limits.memory": "18944Mi", "pods": "8"}}})
     img_old = "harbor.search.corp/ml/query-embedder:0.21.3"
     img_new = "harbor.search.corp/ml/query-embedder:0.21.4"
 
