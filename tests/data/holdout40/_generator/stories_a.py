@@ -413,12 +413,12 @@ today afaik""",
     for m in range(60, 0, -1):
         for name in running:
             if rnd.random() < 0.5:
-                ago = m + rnd.random() * 0.9
+                when = m + rnd.random() * 0.9
                 text = (f"rendered thumbnails for asset {rnd.randint(10**7, 10**8):x} "
                         f"(3 sizes) in {rnd.randint(900, 2900)}ms")
-                s.log(ago, text, "info", "thumbnailer", "media", name)
+                s.log(when, text, "info", "thumbnailer", "media", name)
                 if name == running[0]:
-                    moment = s.at(ago).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+                    moment = s.at(when).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
                     s.pod_log("media", name, "thumbnailer", [f"{moment}Z info: {text}"])
         if m % 3 == 0:
             s.log(m, f"POST /v1/assets 201 {rnd.randint(40, 200)}ms", "info", "upload-api",
