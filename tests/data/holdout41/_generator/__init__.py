@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from . import s1_vpa
+from . import s1_vpa, s2_gc
 from .kit import Scenario
 
-_BUILDERS: list[Callable[[], Scenario]] = [s1_vpa.build]
+_BUILDERS: list[Callable[[], Scenario]] = [s1_vpa.build, s2_gc.build]
 
 
 def stories() -> dict[str, Callable[[], Scenario]]:

@@ -100,4 +100,31 @@ def wobble(seed: str, amount: float) -> Callable[[float], float]:
     return f
 
 
-__all__ = ["Workload", "healthy", "old_rs", "series", "counter", "wobble", "pod_hash"]
+def histogram(sc: Scenario, clock: Clock, family: str, help_: str, labels: dict[str, str],
+              rate_per_s: Callable[[float], float], latency: Callable[[float], float], buckets: list[float],
+              *, start_min: float, end_min: float = 0, step_min: float = 1) -> None:
+    """A cumulative latency histogram: each step's requests spread around latency(m) (a
+    log-normal-ish share per bucket), accumulated so every bucket only rises."""
+    totals = [0.0] * (len(buckets) + 1)
+    total_sum = 0.0
+    m = start_min
+    while m >= end_min - 1e-9:
+        n = rate_per_s(m) * step_min * 60
+        mean = latency(m)
+        for i, b in enumerate(buckets):
+            totals[i] += n * min(1.0, (b / mean) ** 2.2 / (1 + (b / mean) ** 2.2) * 1.02)
+        totals[-1] += n
+        total_sum += n * mean
+        ts = clock.unix(m)
+        running_max = 0
+        for i, b in enumerate(buckets):
+            running_max = max(running_max, int(totals[i]))
+            sc.metrics.add(family, "histogram", help_, family + "_bucket", labels | {"le": str(b)},
+                           min(running_max, int(totals[-1])), ts)
+        sc.metrics.add(family, "histogram", help_, family + "_bucket", labels | {"le": "+Inf"}, int(totals[-1]), ts)
+        sc.metrics.add(family, "histogram", help_, family + "_count", labels, int(totals[-1]), ts)
+        sc.metrics.add(family, "histogram", help_, family + "_sum", labels, round(total_sum, 3), ts)
+        m -= step_min
+
+
+__all__ = ["Workload", "healthy", "old_rs", "series", "histogram", "counter", "wobble", "pod_hash"]

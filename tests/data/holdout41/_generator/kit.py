@@ -324,13 +324,25 @@ class Metrics:
         for family, (kind, help_, samples) in self.families.items():
             out.append(f"# TYPE {family} {kind}")
             out.append(f"# HELP {family} {help_}")
-            for labels, value, ts in sorted(samples, key=lambda s: (sorted(s[0].items()), s[2])):
+            for labels, value, ts in sorted(samples, key=_point_order):
                 name = labels["__name__"]
                 body = ",".join(f'{k}="{v}"' for k, v in labels.items() if k != "__name__")
-                val = repr(float(value)) if not float(value).is_integer() else str(int(value))
+                v = float(value)
+                val = str(int(round(v))) if abs(v) >= 1000 or v.is_integer() else f"{v:.6g}"
                 out.append(f"{name}{{{body}}} {val} {ts}" if body else f"{name} {val} {ts}")
         out.append("# EOF")
         return "\n".join(out) + "\n"
+
+
+def _point_order(s: tuple[dict[str, str], float, int]) -> tuple[Any, ...]:
+    """Keep a histogram's or summary's samples of one point together: buckets by le, then
+    count and sum, as OpenMetrics requires."""
+    labels, _, ts = s
+    base = sorted((k, v) for k, v in labels.items() if k not in ("le", "__name__"))
+    name = labels["__name__"]
+    rank = 0 if name.endswith("_bucket") else 1 if name.endswith("_count") else 2 if name.endswith("_sum") else 0
+    le = labels.get("le", "")
+    return (base, ts, rank, float("inf") if le == "+Inf" else float(le) if le else 0.0)
 
 
 @dataclass
