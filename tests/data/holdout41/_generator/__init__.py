@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from . import s1_vpa, s2_gc
+from . import s1_vpa, s2_gc, s3_kubeproxy
 from .kit import Scenario
 
-_BUILDERS: list[Callable[[], Scenario]] = [s1_vpa.build, s2_gc.build]
+_BUILDERS: list[Callable[[], Scenario]] = [s1_vpa.build, s2_gc.build, s3_kubeproxy.build]
 
 
 def stories() -> dict[str, Callable[[], Scenario]]:
