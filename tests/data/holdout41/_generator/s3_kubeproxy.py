@@ -95,8 +95,8 @@ def build() -> Scenario:
                                     f"kube-proxy in pod {pn}_kube-system({p['metadata']['uid']})", first=c.ago(59),
                                     last=c.ago(2), count=14, type_="Warning", host=n))
         else:
-            p = pod(ds, old_tpl, pn, node_name=n, host_ip=ip, ip=ip, created=c.ago(38 * 1440),
-                    statuses=[running("kube-proxy", old_image, c.ago(38 * 1440 - 1))])
+            p = pod(ds, old_tpl, pn, node_name=n, host_ip=ip, ip=ip, created=c.ago(6 * 1440 + 200),
+                    statuses=[running("kube-proxy", old_image, c.ago(6 * 1440 + 200 - 1))])
             p["metadata"]["labels"]["controller-revision-hash"] = "85c9d7f6b4"
             sc.log("kube-system", pn, "kube-proxy", [
                 f'I1127 {c.at(m).strftime("%H:%M:%S")}.{400 + m:06d}       1 proxier.go:805] "SyncProxyRules complete" '
