@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from . import s1_vpa, s2_gc, s3_kubeproxy, s4_limitrange, s5_wraparound
+from . import s1_vpa, s2_gc, s3_kubeproxy, s4_limitrange, s5_wraparound, s6_cert
 from .kit import Scenario
 
-_BUILDERS: list[Callable[[], Scenario]] = [s1_vpa.build, s2_gc.build, s3_kubeproxy.build, s4_limitrange.build, s5_wraparound.build]
+_BUILDERS: list[Callable[[], Scenario]] = [s1_vpa.build, s2_gc.build, s3_kubeproxy.build, s4_limitrange.build, s5_wraparound.build, s6_cert.build]
 
 
 def stories() -> dict[str, Callable[[], Scenario]]:
