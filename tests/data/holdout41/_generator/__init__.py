@@ -3,13 +3,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from . import s1_vpa, s2_gc, s3_kubeproxy, s4_limitrange, s5_wraparound, s6_cert
+from . import (
+    s1_vpa,
+    s2_gc,
+    s3_kubeproxy,
+    s4_limitrange,
+    s5_wraparound,
+    s6_cert,
+    s7_sms,
+    s8_multiattach,
+)
 from .kit import Scenario
 
-_BUILDERS: list[Callable[[], Scenario]] = [s1_vpa.build, s2_gc.build, s3_kubeproxy.build, s4_limitrange.build, s5_wraparound.build, s6_cert.build]
+_BUILDERS: list[Callable[[], Scenario]] = [
+    s1_vpa.build,
+    s2_gc.build,
+    s3_kubeproxy.build,
+    s4_limitrange.build,
+    s5_wraparound.build,
+    s6_cert.build,
+    s7_sms.build,
+    s8_multiattach.build,
+]
 
 
 def stories() -> dict[str, Callable[[], Scenario]]:

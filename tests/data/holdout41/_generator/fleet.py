@@ -6,11 +6,25 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from .kit import (Clock, Obj, Scenario, container, deployment, endpoints, http_probe, pod, pod_hash,
-                  replicaset, running, service, suffix, template)
+from .kit import (
+    Clock,
+    Obj,
+    Scenario,
+    container,
+    deployment,
+    endpoints,
+    http_probe,
+    pod,
+    pod_hash,
+    replicaset,
+    running,
+    service,
+    suffix,
+    template,
+)
 
 
 @dataclass
@@ -25,28 +39,62 @@ class Workload:
         return [p["metadata"]["name"] for p in self.pods]
 
 
-def healthy(sc: Scenario, clock: Clock, ns: str, name: str, image: str, *, replicas: int,
-            nodes: list[tuple[str, str]], port: int = 8080, revision: int = 3, age_days: float = 40,
-            rollout_hours: float = 90, requests: dict[str, str] | None = None,
-            limits: dict[str, str] | None = None, cluster_ip: str = "172.20.0.10", ip_base: str = "10.1.0",
-            with_service: bool = True, restarts: int = 0, labels: dict[str, str] | None = None,
-            probe: str = "/healthz", extra_containers: list[Obj] | None = None) -> Workload:
+def healthy(
+    sc: Scenario,
+    clock: Clock,
+    ns: str,
+    name: str,
+    image: str,
+    *,
+    replicas: int,
+    nodes: list[tuple[str, str]],
+    port: int = 8080,
+    revision: int = 3,
+    age_days: float = 40,
+    rollout_hours: float = 90,
+    requests: dict[str, str] | None = None,
+    limits: dict[str, str] | None = None,
+    cluster_ip: str = "172.20.0.10",
+    ip_base: str = "10.1.0",
+    with_service: bool = True,
+    restarts: int = 0,
+    labels: dict[str, str] | None = None,
+    probe: str = "/healthz",
+    extra_containers: list[Obj] | None = None,
+) -> Workload:
     lab = {"app": name, **(labels or {})}
-    c = container("app", image,
-                  requests=requests or {"cpu": "100m", "memory": "128Mi"},
-                  limits=limits or {"memory": "256Mi"}, port=port,
-                  readiness=http_probe(probe, port), liveness=http_probe(probe, port, 20, 15))
+    c = container(
+        "app",
+        image,
+        requests=requests or {"cpu": "100m", "memory": "128Mi"},
+        limits=limits or {"memory": "256Mi"},
+        port=port,
+        readiness=http_probe(probe, port),
+        liveness=http_probe(probe, port, 20, 15),
+    )
     tpl = template(lab, [c] + (extra_containers or []))
     created, rolled = clock.ago(age_days * 1440), clock.ago(rollout_hours * 60)
-    dep = deployment(ns, name, lab, tpl, replicas=replicas, revision=revision, created=created, progressed=rolled)
+    dep = deployment(
+        ns, name, lab, tpl, replicas=replicas, revision=revision, created=created, progressed=rolled
+    )
     rs = replicaset(dep, revision, tpl, replicas=replicas, created=rolled)
     pods = []
     for i in range(replicas):
         pn = f"{rs['metadata']['name']}-{suffix(name + str(i))}"
         node_name, node_ip = nodes[i % len(nodes)]
         start = clock.ago(rollout_hours * 60 - i * 1.5)
-        pods.append(pod(rs, tpl, pn, node_name=node_name, host_ip=node_ip, ip=f"{ip_base}.{20 + i * 7}",
-                        created=start, statuses=[running("app", image, start, restarts=restarts)]))
+        pods.append(
+            pod(
+                rs,
+                tpl,
+                pn,
+                node_name=node_name,
+                host_ip=node_ip,
+                ip=f"{ip_base}.{20 + i * 7}",
+                created=start,
+                statuses=[running("app", image, start, restarts=restarts)],
+            )
+        )
     sc.objects += [dep, rs, *pods]
     svc = None
     if with_service:
@@ -62,9 +110,20 @@ def old_rs(sc: Scenario, dep: Obj, tpl: Obj, revision: int, created: str) -> Obj
     return rs
 
 
-def series(sc: Scenario, clock: Clock, family: str, kind: str, help_: str, labels: dict[str, str],
-           shape: Callable[[float], float | None], *, start_min: float, end_min: float = 0,
-           step_min: float = 1, sample: str | None = None) -> None:
+def series(
+    sc: Scenario,
+    clock: Clock,
+    family: str,
+    kind: str,
+    help_: str,
+    labels: dict[str, str],
+    shape: Callable[[float], float | None],
+    *,
+    start_min: float,
+    end_min: float = 0,
+    step_min: float = 1,
+    sample: str | None = None,
+) -> None:
     """Samples of `shape(minutes_ago)` from start_min ago to end_min ago; None skips."""
     m = start_min
     while m >= end_min - 1e-9:
@@ -74,8 +133,13 @@ def series(sc: Scenario, clock: Clock, family: str, kind: str, help_: str, label
         m -= step_min
 
 
-def counter(rate_per_s: Callable[[float], float], start_min: float, step_min: float,
-            seed: str, jitter: float = 0.05) -> Callable[[float], float]:
+def counter(
+    rate_per_s: Callable[[float], float],
+    start_min: float,
+    step_min: float,
+    seed: str,
+    jitter: float = 0.05,
+) -> Callable[[float], float]:
     """A monotonic counter whose per-second rate follows rate_per_s(minutes_ago)."""
     rnd = random.Random(seed)
     values: dict[float, float] = {}
@@ -97,12 +161,24 @@ def wobble(seed: str, amount: float) -> Callable[[float], float]:
         if key not in cache:
             cache[key] = 1 + rnd.uniform(-amount, amount)
         return cache[key]
+
     return f
 
 
-def histogram(sc: Scenario, clock: Clock, family: str, help_: str, labels: dict[str, str],
-              rate_per_s: Callable[[float], float], latency: Callable[[float], float], buckets: list[float],
-              *, start_min: float, end_min: float = 0, step_min: float = 1) -> None:
+def histogram(
+    sc: Scenario,
+    clock: Clock,
+    family: str,
+    help_: str,
+    labels: dict[str, str],
+    rate_per_s: Callable[[float], float],
+    latency: Callable[[float], float],
+    buckets: list[float],
+    *,
+    start_min: float,
+    end_min: float = 0,
+    step_min: float = 1,
+) -> None:
     """A cumulative latency histogram: each step's requests spread around latency(m) (a
     log-normal-ish share per bucket), accumulated so every bucket only rises."""
     totals = [0.0] * (len(buckets) + 1)
@@ -119,12 +195,27 @@ def histogram(sc: Scenario, clock: Clock, family: str, help_: str, labels: dict[
         running_max = 0
         for i, b in enumerate(buckets):
             running_max = max(running_max, int(totals[i]))
-            sc.metrics.add(family, "histogram", help_, family + "_bucket", labels | {"le": str(b)},
-                           min(running_max, int(totals[-1])), ts)
-        sc.metrics.add(family, "histogram", help_, family + "_bucket", labels | {"le": "+Inf"}, int(totals[-1]), ts)
+            sc.metrics.add(
+                family,
+                "histogram",
+                help_,
+                family + "_bucket",
+                labels | {"le": str(b)},
+                min(running_max, int(totals[-1])),
+                ts,
+            )
+        sc.metrics.add(
+            family,
+            "histogram",
+            help_,
+            family + "_bucket",
+            labels | {"le": "+Inf"},
+            int(totals[-1]),
+            ts,
+        )
         sc.metrics.add(family, "histogram", help_, family + "_count", labels, int(totals[-1]), ts)
         sc.metrics.add(family, "histogram", help_, family + "_sum", labels, round(total_sum, 3), ts)
         m -= step_min
 
 
-__all__ = ["Workload", "healthy", "old_rs", "series", "histogram", "counter", "wobble", "pod_hash"]
+__all__ = ["Workload", "counter", "healthy", "histogram", "old_rs", "pod_hash", "series", "wobble"]
