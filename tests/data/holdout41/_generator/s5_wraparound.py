@@ -41,7 +41,7 @@ def build() -> Scenario:
             "evidence": [
                 "database is not accepting commands to avoid wraparound data loss",
                 "drop stale replication slots",
-                "debezium_wms",
+                "oldest xmin is far in the past",
             ],
             "fix": "Drop the stale replication slot debezium_wms, then VACUUM (FREEZE) the wms "
             "database "
@@ -249,7 +249,9 @@ def build() -> Scenario:
         pgl.append(
             f"{stamp} [{23000 + h}] LOG:  automatic aggressive vacuum to prevent wraparound of "
             f"table "
-            f'"wms.public.stock_movements": index scans: 1'
+            f'"wms.public.stock_movements": index scans: 1\n\tpages: 0 removed, 412331 remain, '
+            "412331 scanned (100.00% of total)\n\ttuples: 0 removed, 48213390 remain, "
+            f"{1203311 + (96 - h) * 5100} are dead but not yet removable, oldest xmin: 1411902264"
         )
         pgl.append(
             f'{stamp} [{23000 + h}] WARNING:  database "wms" must be vacuumed within {left} '
@@ -297,25 +299,28 @@ def build() -> Scenario:
             "transactions, or drop stale replication slots."
         )
         pgl.append(f"{stamp} [{31000 + k}] wms_{app.replace('-', '_')}@wms STATEMENT:  {stmt}")
-        if k % 25 == 0:
-            pgl.append(
-                f'{stamp} [{30000 + k}] LOG:  replication slot "debezium_wms" is inactive; '
-                f"restart_lsn "
-                "2F1/9A0C3D18, xmin 1411902264 (held for 23 days)"
-            )
     sc.log("warehouse", "wms-postgres-0", "postgresql", pgl)
-    for k in range(0, 6 * 24 * 60, 180):
-        if k > 8:
-            sc.doc(
-                c.ms(k + STOP),
-                "warning",
-                "postgresql",
-                "warehouse",
-                "wms-postgres-0",
-                "postgresql",
-                f'database "wms" must be vacuumed within '
-                f"{int(40_000_000 * (k / 9000) + 1_000_000)} transactions",
-            )
+    for h in range(96, 0, -4):
+        sc.doc(
+            c.ms(STOP + h * 20),
+            "warning",
+            "postgresql",
+            "warehouse",
+            "wms-postgres-0",
+            "postgresql",
+            f'database "wms" must be vacuumed within '
+            f"{int(40_000_000 * (h / 96) ** 1.1) + 1_000_000} transactions",
+        )
+    for k in range(STOP, 0, -3):
+        sc.doc(
+            c.ms(k),
+            "error",
+            "postgresql",
+            "warehouse",
+            "wms-postgres-0",
+            "postgresql",
+            'database is not accepting commands to avoid wraparound data loss in database "wms"',
+        )
     # clients: Go (picking-api) and Kotlin (stock-ledger)
     for _i, pn in enumerate(picking.names):
         lines = []
