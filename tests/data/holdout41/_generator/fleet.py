@@ -139,15 +139,17 @@ def counter(
     step_min: float,
     seed: str,
     jitter: float = 0.05,
+    whole: bool = True,
 ) -> Callable[[float], float]:
-    """A monotonic counter whose per-second rate follows rate_per_s(minutes_ago)."""
+    """A monotonic counter whose per-second rate follows rate_per_s(minutes_ago); `whole`
+    counts events (integers), otherwise it sums seconds (three decimals)."""
     rnd = random.Random(seed)
     values: dict[float, float] = {}
     total = 0.0
     m = start_min
     while m >= -1e-9:
         total += max(0.0, rate_per_s(m) * (1 + rnd.uniform(-jitter, jitter))) * step_min * 60
-        values[round(m, 3)] = math.floor(total)
+        values[round(m, 3)] = math.floor(total) if whole else round(total, 3)
         m -= step_min
     return lambda minutes: values.get(round(minutes, 3), 0.0)
 
@@ -188,7 +190,7 @@ def histogram(
         n = rate_per_s(m) * step_min * 60
         mean = latency(m)
         for i, b in enumerate(buckets):
-            totals[i] += n * min(1.0, (b / mean) ** 2.2 / (1 + (b / mean) ** 2.2) * 1.02)
+            totals[i] += n * min(1.0, (b / mean) ** 4 / (1 + (b / mean) ** 4) * 1.02)
         totals[-1] += n
         total_sum += n * mean
         ts = clock.unix(m)

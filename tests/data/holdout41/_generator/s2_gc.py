@@ -292,7 +292,7 @@ def build() -> Scenario:
             pause_rate = (
                 (lambda m: 0.004) if group == "old" else (lambda m: 0.02 + (ROLL - m) / ROLL * 0.16)
             )
-            psum = counter(pause_rate, live[0], 1, pn + "g", jitter=0.1)
+            psum = counter(pause_rate, live[0], 1, pn + "g", jitter=0.1, whole=False)
             gl = {
                 "namespace": "journeys",
                 "pod": pn,
@@ -307,7 +307,7 @@ def build() -> Scenario:
                 "summary",
                 "gc pause",
                 gl,
-                lambda m, psum=psum: psum(m) / 1000 * 1000 / 1000,
+                psum,
                 start_min=live[0],
                 end_min=live[1],
                 step_min=2,
