@@ -184,7 +184,7 @@ def build() -> Scenario:
             **{"url.domain": "api.textlane.io"},
         )
     for i, pn in enumerate(auth.names):
-        for k in range(EMPTY, 0, -2):
+        for k in range(EMPTY, 0, -1):
             sc.doc(
                 c.ms(k + i * 0.2),
                 "warn",
