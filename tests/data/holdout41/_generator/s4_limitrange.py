@@ -284,7 +284,12 @@ def build() -> Scenario:
         pn = p["metadata"]["name"]
         lab_ = {"namespace": "payroll", "pod": pn, "container": "exporter"}
         usage = counter(
-            lambda m, i=i: 0.249 if busy(m, i) else 0.012, ROLL - 215, 1, pn + "cpu", jitter=0.01
+            lambda m, i=i: 0.249 if busy(m, i) else 0.012,
+            ROLL - 215,
+            1,
+            pn + "cpu",
+            jitter=0.01,
+            whole=False,
         )
         periods = counter(lambda m: 10.0, ROLL - 215, 1, pn + "per", jitter=0.0)
         thr = counter(
@@ -304,7 +309,7 @@ def build() -> Scenario:
                 lab_,
                 fn,
                 start_min=ROLL - 216,
-                step_min=2,
+                step_min=1,
                 sample=fam + "_total",
             )
         series(
@@ -321,6 +326,17 @@ def build() -> Scenario:
         series(
             sc,
             c,
+            "kube_pod_container_resource_limits",
+            "gauge",
+            "limits",
+            lab_ | {"resource": "memory", "unit": "byte"},
+            lambda m: 536870912,
+            start_min=ROLL - 216,
+            step_min=10,
+        )
+        series(
+            sc,
+            c,
             "container_memory_working_set_bytes",
             "gauge",
             "working set",
@@ -331,7 +347,7 @@ def build() -> Scenario:
         )
     for pn in api.names:
         lab_ = {"namespace": "payroll", "pod": pn, "container": "app"}
-        usage = counter(lambda m: 0.31, 600, 1, pn + "cpu")
+        usage = counter(lambda m: 0.31, 600, 1, pn + "cpu", whole=False)
         series(
             sc,
             c,
