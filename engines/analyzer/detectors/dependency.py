@@ -76,7 +76,7 @@ WRITES_REFUSED = ("read-only transaction", "read only transaction", "read-only r
 # log prints the status it answered, not one it was given.
 _ANSWERED = re.compile(r"(?:->|=>|status[=: ]+|code[=: ]+|http/\d(?:\.\d)? |failed: |"
                        r"answered |returned |responded (?:with )?)\s*"
-                       r"(40[348]|41[05]|429|5\d\d)\b")
+                       r"(40[2348]|41[05]|429|5\d\d)\b")
 OTHER_CAUSES = (*TLS, *RESOLUTION, *EXHAUSTION)  # those name a more specific cause
 
 
@@ -107,6 +107,18 @@ def _private(host: str) -> bool:
         return ipaddress.ip_address(host).is_private
     except ValueError:
         return False
+
+
+# The node agents that route Service traffic (kube-proxy, or a CNI that replaces it).
+SERVICE_ROUTERS = re.compile(r"kube-proxy|cilium|calico-node|kube-router|antrea-agent|"
+                             r"aws-node|azure-cns|flannel|weave-net")
+
+
+def _sick_proxies(facts: Facts) -> list[Ref]:
+    """The Service-routing DaemonSets with pods that are not well: calls to Services from
+    the nodes those pods serve fail, whatever the callee's health."""
+    return [ref for ref in facts.workloads if ref.kind == "DaemonSet"
+            and SERVICE_ROUTERS.search(ref.name.lower()) and troubled(ref, facts)]
 
 
 def _strained(ref: Ref, facts: Facts) -> tuple[str, Signals] | None:
@@ -153,6 +165,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             hosts += targets
             if callee is not None and callee != caller:
                 entry.blames = tuple(dict.fromkeys((*entry.blames, callee)))
+            if inside:  # Service traffic goes through each node's proxy: a sick one fails it
+                entry.blames = tuple(dict.fromkeys((*entry.blames, *_sick_proxies(facts))))
             entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
                                     sighting.pattern.source, LOG_TOOLS, "dep-log"))
             if sighting.why:

@@ -57,6 +57,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # a client that opens a connection per call runs out of local (ephemeral) ports
     "local ports": ("cannot assign requested address", "eaddrnotavail",
                     "ephemeral ports exhausted", "no ephemeral ports"),
+    # a database that has used up its transaction ids stops taking writes until vacuumed
+    "transaction ids": ("wraparound data loss", "transaction id wraparound",
+                        "xid wraparound"),
     "queue capacity": ("queue is full", "queue full", "buffer full", "backlog full",
                        "queue at capacity", "queue is at capacity", "queue capacity reached",
                        "queue limit reached", "queue overflow"),
@@ -207,6 +210,31 @@ def _own_limit_evictions(facts: Facts) -> dict[Ref, Candidate]:
     return found
 
 
+# Images of servers that other workloads call (databases, caches, brokers, search).
+SERVERS = ("postgres", "mysql", "mariadb", "redis", "valkey", "mongo", "rabbitmq", "kafka",
+           "elasticsearch", "opensearch", "cassandra", "clickhouse", "memcached", "nats")
+
+
+def _serves(facts: Facts, ref: Ref) -> bool:
+    workload = facts.workloads.get(ref)
+    return workload is not None and any(
+        server in image.lower() for image in workload.images for server in SERVERS)
+
+
+def _relayed(facts: Facts, found: list[Candidate]) -> None:
+    """A server (a database, a broker) that logs its own exhaustion owns it: a client that
+    logs the same kind of exhaustion relays the server's error, and is its victim."""
+    kinds = {id(c): {clue.topic for clue in c.clues} for c in found}
+    for server in (c for c in found if _serves(facts, c.culprit)):
+        for client in found:
+            shared = kinds[id(client)] & kinds[id(server)] - {"exhausted-requests",
+                                                              "exhausted-latency"}
+            if client is server or not shared or _serves(facts, client.culprit):
+                continue
+            client.demote(0.5, f"it relays {server.culprit.name}'s own exhaustion")
+            server.affects = tuple(dict.fromkeys((*server.affects, client.culprit)))
+
+
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
     victims = refused_callers(facts, scope)
@@ -241,6 +269,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 entry.follow(METRICS, {"metric": metric, "since": "1h"},
                              "see who holds the database's connections")
         found.append(entry)
+    _relayed(facts, found)
     for entry in evicted.values():
         entry.follow(POD_LOGS, entry.culprit.pod_args, f"see what {entry.culprit.name} writes")
         found.append(entry)

@@ -2,7 +2,8 @@
 because the namespace refuses to create them.
 
 unschedulable: pods Pending with PodScheduled=False, FailedScheduling events whose message
-says why (insufficient cpu or memory, taints, selectors or affinity, unbound volumes).
+says why (insufficient cpu or memory, taints, selectors or affinity, unbound volumes), and
+pods that wait for a ReadWriteOnce volume another pod still holds (Multi-Attach).
 quota_exceeded: FailedCreate events or ReplicaFailure conditions saying "exceeded quota" or
 a LimitRange maximum/minimum, with the quota's used at its hard limit.
 
@@ -36,6 +37,10 @@ def _schedule_fix(ref: Ref, message: str) -> str:
     if "affinity" in low or "selector" in low:
         return (f"Fix the nodeSelector/affinity of {where} so it matches labels that existing "
                 "nodes carry, or label nodes accordingly.")
+    if "multi-attach" in low:
+        return (f"{where} mounts a ReadWriteOnce volume that its old pod still holds on another "
+                "node: use the Recreate strategy (or maxSurge 0), or a ReadWriteMany volume, "
+                "and delete the old pod to let the rollout go on.")
     if "persistentvolumeclaim" in low or "volume" in low:
         return f"Bind the PersistentVolumeClaim that {where} uses (check its StorageClass)."
     return f"Make the pods of {where} schedulable: compare their requests and constraints with " \
@@ -58,6 +63,15 @@ def _unschedulable(facts: Facts) -> list[Candidate]:
         reasons.setdefault(ref, event.message)
         entry.add(0.6, event.message[:160], (event.message[:60], "FailedScheduling"), event.source,
                   t.EVENT_TOOLS, "scheduling-event")
+    for event in t.recent_events(facts, reason="FailedAttachVolume"):
+        if "multi-attach" not in event.message.lower() or (
+                ref := t.event_workload(facts, event)) is None:
+            continue  # a ReadWriteOnce volume still held by a pod on another node
+        entry = found.setdefault(ref, Candidate("unschedulable", ref))
+        reasons.setdefault(ref, event.message)
+        entry.add(0.6, f"its new pod waits for a volume another pod holds: {event.message[:120]}",
+                  (event.message[:60], "Multi-Attach"), event.source, t.EVENT_TOOLS,
+                  "scheduling-volume-held")
     for ref, pod in t.owned_pods(facts):
         if not pod.status.startswith("Pending"):
             continue

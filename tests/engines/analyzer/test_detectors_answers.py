@@ -205,7 +205,6 @@ def test_a_cache_full_to_its_memory_cap_refuses_writes_as_a_failing_dependency()
 
 
 def test_a_ready_node_with_a_read_only_filesystem_condition_is_a_node_failure() -> None:
-
     nodes = obs("k8s_list_nodes", {"total": 1, "with_problems": 1, "nodes": [
         {"name": "aks-general-0b", "ready": "True", "problems": [
             "ReadonlyFilesystem: Filesystem is read-only (since 20m ago)"]}]})
@@ -213,3 +212,61 @@ def test_a_ready_node_with_a_read_only_filesystem_condition_is_a_node_failure() 
     found = node.detect(facts, scope_of(facts, "streams stutter for some viewers"))
     assert categories(found) == [("node_failure", "aks-general-0b")]
     assert "ReadonlyFilesystem" in found[0].clues[0].note
+
+
+def test_a_provider_asking_for_payment_is_a_failing_dependency() -> None:
+    facts = caller_logging("POST https://api.sms-provider.example/v2/messages -> 402 Payment "
+                           "Required: insufficient account balance")
+    assert categories(dependency.detect(facts, scope_of(facts, REPORT))) == [
+        ("dependency_failure", "points-sync")]
+
+
+def test_a_database_out_of_transaction_ids_owns_the_errors_its_clients_relay() -> None:
+    report = "handhelds show could not save pick on every scan"
+    line = 'database is not accepting commands to avoid wraparound data loss in database "wms"'
+    facts = facts_of(
+        workloads(workload("picking-api", "warehouse"),
+                  workload("wms-postgres", "warehouse", kind="StatefulSet",
+                           images=["docker.io/library/postgres:16.4"])),
+        patterns(pattern(f"confirm pick: ERROR: {line} (SQLSTATE 54000)", service="picking-api",
+                         pod="picking-api-7c-x1", count=180),
+                 pattern(line, service="wms-postgres", pod="wms-postgres-0", count=20)))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("resource_exhaustion", "wms-postgres")
+    client = next(c for c in found if c.culprit.name == "picking-api")
+    assert any("relays wms-postgres" in why for why in client.demoted_because)
+
+
+def test_a_pod_waiting_for_a_volume_its_old_pod_holds_is_unschedulable() -> None:
+    report = "the deploy of score-archiver hangs in progressing"
+    facts = facts_of(
+        workloads(workload("score-archiver", "leaderboards")),
+        events(event("FailedAttachVolume", "Pod/score-archiver-p5kw-sjh62",
+                     'Multi-Attach error for volume "pvc-1" Volume is already used by pod(s) '
+                     "score-archiver-rc7b-ksj6v", namespace="leaderboards", count=1)))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("unschedulable", "score-archiver")
+    assert "ReadWriteOnce" in found[0].fix
+
+
+def test_calls_to_a_service_fail_through_a_sick_kube_proxy() -> None:
+    """A caller's in-cluster calls time out while kube-proxy crash-loops on a node: the
+    proxy's own fault explains them, the caller is its victim."""
+    report = "a quarter of eta calls from courier-matcher time out"
+    sick = workload("kube-proxy", "kube-system", kind="DaemonSet", ready="3/4",
+                    problems=["1 of 4 pods unhealthy"],
+                    pods={"total": 4, "statuses": {"Running": 3, "CrashLoopBackOff": 1},
+                          "unhealthy": 1, "restarts": 54})
+    calls = patterns(pattern("eta lookup failed: GET http://eta-predictor.ml-serving.svc:8080/"
+                             "eta timed out", service="courier-matcher",
+                             pod="courier-matcher-5d-x"))
+    backoff = events(event("BackOff", "Pod/kube-proxy-7xk2p", "Back-off restarting failed "
+                           "container kube-proxy", namespace="kube-system", count=30))
+    facts = facts_of(workloads(workload("courier-matcher", "dispatch"), sick), backoff, calls)
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("crash_loop", "kube-proxy")
+    healthy = facts_of(workloads(workload("courier-matcher", "dispatch"),
+                                 workload("kube-proxy", "kube-system", kind="DaemonSet",
+                                          ready="4/4")), calls)
+    alone = dependency.detect(healthy, scope_of(healthy, report))
+    assert [c.blames for c in alone] == [()]  # a healthy proxy is on nobody's path
