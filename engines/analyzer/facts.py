@@ -150,7 +150,6 @@ class Pod:
     node: str = ""
     owner: Ref | None = None
     message: str = ""
-    problem: str = ""
     ip: str = ""
     failing_conditions: tuple[str, ...] = ()
     containers: list[Container] = field(default_factory=list)
@@ -165,14 +164,12 @@ class Node:
     ready: str = "True"
     problems: tuple[str, ...] = ()
     taints: tuple[str, ...] = ()
-    warnings: list[Event] = field(default_factory=list)
     source: Observation | None = None
 
 
 @dataclass(slots=True)
 class Revision:
     number: int
-    replicaset: str
     current: bool
     created: datetime | None
     images: tuple[str, ...]
@@ -181,7 +178,6 @@ class Revision:
     restarts: int = 0
     exit_reasons: tuple[str, ...] = ()
     unhealthy: int = 0
-    change_cause: str = ""
     hash: str = ""  # a StatefulSet's or DaemonSet's revision (its pods' controller-revision-hash)
 
     @property
@@ -219,7 +215,6 @@ class Service:
     name: str
     selector: str = ""
     ready_pods: int | None = None
-    matching_pods: int | None = None
     endpoints_ready: int | None = None
     problems: tuple[str, ...] = ()
     ports: tuple[str, ...] = ()
@@ -231,12 +226,10 @@ class Policy:
     namespace: str
     name: str
     applies_to: str = ""
-    selected_pods: int = 0
     workloads: tuple[str, ...] = ()  # "Deployment/name" of the pods it selects, when listed
     types: tuple[str, ...] = ()
     ingress: tuple[str, ...] = ()
     egress: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
     created: datetime | None = None
     changed: datetime | None = None  # its last write after creation (managedFields)
     source: Observation | None = None
@@ -247,9 +240,7 @@ class Autoscaler:
     namespace: str
     name: str
     target: Ref | None
-    minimum: int | None
     maximum: int | None
-    current: int
     desired: int
     at_max: bool
     metrics: tuple[str, ...] = ()
@@ -312,7 +303,6 @@ class MetricRow:
     """One series of a metrics_query answer: its distinguishing labels, summary and the
     shift of its level if it had one."""
 
-    metric: str
     labels: dict[str, str]
     mean: float
     maximum: float
