@@ -3,7 +3,7 @@
 Tools return compact dicts (see tools/_k8s_*.py, logs.py, metrics.py); this module reads
 them defensively (a missing key is "unknown", never a crash) into small dataclasses, each
 remembering the observation it came from so evidence can be quoted from that very text.
-The readers live in `_readers.py`; this module holds the shapes and the container.
+The readers live in `readers.py`; this module holds the shapes and the container.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def focus_targets(facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> li
         chosen = _erring(facts, scope)[:1]
     for candidate in ranked[:2]:
         ref = candidate.culprit
-        if ref.kind in (*ROLLING, "Job", "CronJob") and ref not in chosen and len(chosen) < 3 \
+        if ref.kind in (*ROLLING, *t.BATCH) and ref not in chosen and len(chosen) < 3 \
                 and candidate.score >= 0.3:
             chosen.append(ref)
     return chosen
