@@ -20,8 +20,7 @@ def report_of(request: ModelRequest) -> str:
     text = request.context.get("incident")
     if isinstance(text, str) and text.strip():
         return text
-    first = next((m for m in request.messages if isinstance(m, UserMessage)), None)
-    return first.content if first else ""
+    return next((m.content for m in request.messages if isinstance(m, UserMessage)), "")
 
 
 def _now(request: ModelRequest) -> datetime:

@@ -3,7 +3,7 @@
 Tools return compact dicts (see tools/_k8s_*.py, logs.py, metrics.py); this module reads
 them defensively (a missing key is "unknown", never a crash) into small dataclasses, each
 remembering the observation it came from so evidence can be quoted from that very text.
-The readers live in `_readers.py`; this module holds the shapes and the container.
+The readers live in `readers.py`; this module holds the shapes and the container.
 """
 
 from __future__ import annotations
@@ -150,7 +150,6 @@ class Pod:
     node: str = ""
     owner: Ref | None = None
     message: str = ""
-    problem: str = ""
     ip: str = ""
     failing_conditions: tuple[str, ...] = ()
     containers: list[Container] = field(default_factory=list)
@@ -165,14 +164,12 @@ class Node:
     ready: str = "True"
     problems: tuple[str, ...] = ()
     taints: tuple[str, ...] = ()
-    warnings: list[Event] = field(default_factory=list)
     source: Observation | None = None
 
 
 @dataclass(slots=True)
 class Revision:
     number: int
-    replicaset: str
     current: bool
     created: datetime | None
     images: tuple[str, ...]
@@ -181,7 +178,6 @@ class Revision:
     restarts: int = 0
     exit_reasons: tuple[str, ...] = ()
     unhealthy: int = 0
-    change_cause: str = ""
     hash: str = ""  # a StatefulSet's or DaemonSet's revision (its pods' controller-revision-hash)
 
     @property
@@ -219,7 +215,6 @@ class Service:
     name: str
     selector: str = ""
     ready_pods: int | None = None
-    matching_pods: int | None = None
     endpoints_ready: int | None = None
     problems: tuple[str, ...] = ()
     ports: tuple[str, ...] = ()
@@ -233,12 +228,10 @@ class Policy:
     namespace: str
     name: str
     applies_to: str = ""
-    selected_pods: int = 0
     workloads: tuple[str, ...] = ()  # "Deployment/name" of the pods it selects, when listed
     types: tuple[str, ...] = ()
     ingress: tuple[str, ...] = ()
     egress: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
     created: datetime | None = None
     changed: datetime | None = None  # its last write after creation (managedFields)
     source: Observation | None = None
@@ -249,9 +242,7 @@ class Autoscaler:
     namespace: str
     name: str
     target: Ref | None
-    minimum: int | None
     maximum: int | None
-    current: int
     desired: int
     at_max: bool
     metrics: tuple[str, ...] = ()
@@ -314,7 +305,6 @@ class MetricRow:
     """One series of a metrics_query answer: its distinguishing labels, summary and the
     shift of its level if it had one."""
 
-    metric: str
     labels: dict[str, str]
     mean: float
     maximum: float

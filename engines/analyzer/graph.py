@@ -133,23 +133,18 @@ def _scaling(facts: Facts, graph: Graph) -> None:
     """A workload depends on its autoscaler; one that cannot read the resource metrics
     depends on the workloads that serve them."""
     servers = [r for r in facts.workloads if any(n in r.name for n in METRICS_SERVERS)]
+    said = [(Ref(e.kind, e.namespace, e.name), f"{e.reason} {e.message}") for e in facts.events
+            if e.kind == "HorizontalPodAutoscaler"]  # autoscalers listed or not
     for autoscaler in facts.autoscalers.values():
         if autoscaler.target is None:
             continue
         hpa = Ref("HorizontalPodAutoscaler", autoscaler.namespace, autoscaler.name)
         graph.add(autoscaler.target, hpa, SCALES)
-        said = " ".join((*autoscaler.problems, *autoscaler.metrics,
-                         *(e.message + " " + e.reason for e in facts.events
-                           if e.kind == "HorizontalPodAutoscaler" and e.name == autoscaler.name
-                           and e.namespace == autoscaler.namespace))).lower()
-        if any(n in said for n in METRICS_API):
+        said.append((hpa, " ".join((*autoscaler.problems, *autoscaler.metrics))))
+    for hpa, text in said:
+        if any(n in text.lower() for n in METRICS_API):
             for server in servers:
                 graph.add(hpa, server, SCALES)
-    for event in facts.events:  # autoscalers not listed, known from their warnings
-        if event.kind == "HorizontalPodAutoscaler" and any(
-                n in f"{event.reason} {event.message}".lower() for n in METRICS_API):
-            for server in servers:
-                graph.add(Ref(event.kind, event.namespace, event.name), server, SCALES)
 
 
 def onset(candidate: Candidate, facts: Facts) -> datetime | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engines.analyzer.candidates import Candidate
-from engines.analyzer.facts import Facts, Ref, Workload
+from engines.analyzer.facts import ROLLING, Facts, Ref, Workload
 from engines.analyzer.scope import Scope
 
 CATEGORY_WORDS = {
@@ -30,8 +30,7 @@ SYMPTOM_WORDS = {"restarts": "restarts", "errors": "errors", "latency": "slownes
 def name(ref: Ref) -> str:
     if ref.kind == "Node":
         return f"node {ref.name}"
-    return f"{ref.name} ({ref.namespace})" if ref.kind in ("Deployment", "StatefulSet",
-                                                           "DaemonSet") else str(ref)
+    return f"{ref.name} ({ref.namespace})" if ref.kind in ROLLING else str(ref)
 
 
 def survey_thought(report: str, symptoms: frozenset[str] = frozenset()) -> str:

@@ -113,7 +113,7 @@ def focus_targets(facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> li
         chosen = _erring(facts, scope)[:1]
     for candidate in ranked[:2]:
         ref = candidate.culprit
-        if ref.kind in (*ROLLING, "Job", "CronJob") and ref not in chosen and len(chosen) < 3 \
+        if ref.kind in (*ROLLING, *t.BATCH) and ref not in chosen and len(chosen) < 3 \
                 and candidate.score >= 0.3:
             chosen.append(ref)
     return chosen
@@ -302,20 +302,13 @@ def follow(box: Toolbox, ranked: Sequence[Candidate], how_many: int = 2) -> list
     """Follow-ups of the leading candidates that were not done yet (the leader's even when
     every candidate is weak: its checks may find the cause), and any pod lookup by IP that a
     candidate among the first three asks for (it may name its true culprit)."""
-    queued = []
     leader = ranked[0].score if ranked else 0.0
     worth = [c for c in ranked[:how_many] if c.score >= max(0.15, 0.5 * leader)] or [
         c for c in ranked[:1] if c.score > 0]  # a weak leader: its checks may name the cause
-    for candidate in worth:
-        for followup in candidate.followups:
-            if box.call(followup.tool, followup.arguments, followup.why):
-                queued.append(followup)
-    for candidate in ranked[:3]:  # who is behind an address a log line names: cheap, decisive
-        for followup in candidate.followups:
-            if followup.tool == t.PODS and "ip" in followup.arguments and box.call(
-                    followup.tool, followup.arguments, followup.why):
-                queued.append(followup)
-    return queued
+    wanted = [f for c in worth for f in c.followups]
+    wanted += [f for c in ranked[:3] for f in c.followups  # who is behind an address a log
+               if f.tool == t.PODS and "ip" in f.arguments]  # line names: cheap, decisive
+    return [f for f in wanted if box.call(f.tool, f.arguments, f.why)]
 
 
 def settled(ranked: Sequence[Candidate]) -> bool:
@@ -352,10 +345,9 @@ def widen(box: Toolbox, facts: Facts, scope: Scope, ranked: Sequence[Candidate])
     rollout history of a workload there whose own metrics turned abnormal, which no
     candidate explains yet (a release that only made it slow)."""
     box.call(t.INGRESSES, {}, "see which Service each public host reaches")
-    places = dict.fromkeys([*sorted(scope.namespaces, key=lambda n: -scope.namespaces[n]),
-                            *(c.culprit.namespace for c in ranked[:3])])
-    places = {n: None for n in places if n}
-    for namespace in list(places)[:3]:
+    named = sorted(scope.namespaces, key=lambda n: -scope.namespaces[n])
+    places = [n for n in dict.fromkeys([*named, *(c.culprit.namespace for c in ranked[:3])]) if n]
+    for namespace in places[:3]:
         box.call(t.SERVICES, {"namespace": namespace},
                  f"check that the Services of {namespace} select ready pods")
         box.call(t.POLICIES, {"namespace": namespace},

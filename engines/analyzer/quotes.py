@@ -26,27 +26,21 @@ GAP = " … "
 that names the memory, not the requests line before it)."""
 
 
-def _pattern(needle: str) -> re.Pattern[str]:
-    parts = [r"\s+".join(re.escape(w) for w in part.split()) for part in needle.split(GAP)]
-    return re.compile(r"[^\n]*?".join(parts))
-
-
 def _matches(content: str, needle: str) -> list[re.Match[str]]:
     """Matches of `needle` (case-sensitive first), those on a single line first."""
-    found = list(_pattern(needle).finditer(content)) or list(
-        re.compile(_pattern(needle).pattern, re.IGNORECASE).finditer(content))
+    parts = [r"\s+".join(re.escape(w) for w in part.split()) for part in needle.split(GAP)]
+    pattern = r"[^\n]*?".join(parts)
+    found = list(re.finditer(pattern, content)) or list(
+        re.finditer(pattern, content, re.IGNORECASE))
     return sorted(found, key=lambda m: "\n" in m.group(0))
 
 
 def cut_quote(content: str, needle: str, *, max_chars: int = MAX_QUOTE) -> str | None:
     """The whole line or value of `content` that holds `needle`, or None."""
-    if not needle.strip():
+    if not needle.strip() or not (found := _matches(content, needle)):
         return None
-    if not (found := _matches(content, needle)):
-        return None
-    match = found[0]
-    quote = widen_span(content, Located(match.start(), match.end()), max_chars,
-                       keep_whole=False).quote
+    span = Located(found[0].start(), found[0].end())
+    quote = widen_span(content, span, max_chars, keep_whole=False).quote
     return quote if len(quote) >= 3 and occurs(quote, content) else None
 
 

@@ -82,7 +82,6 @@ def read_pods(obs: Observation, facts: Facts) -> None:
         pod.node = str(row.get("node") or pod.node)
         pod.owner = ref_of(row.get("owner"), ns) or pod.owner
         pod.message = str(row.get("message") or "")
-        pod.problem = str(row.get("problem") or "")
         pod.ip = str(row.get("ip") or pod.ip)
         pod.source = obs
 
@@ -163,12 +162,10 @@ def read_events(obs: Observation, facts: Facts) -> None:
 def read_nodes(obs: Observation, facts: Facts) -> None:
     for row in as_dicts(obs.data.get("nodes")):
         name = str(row.get("name") or "")
-        warnings = _events(row.get("warnings"), obs, "")
         facts.nodes[name] = shapes.Node(name=name, ready=str(row.get("ready") or "Unknown"),
                                         problems=as_strs(row.get("problems")),
-                                        taints=as_strs(row.get("taints")), warnings=warnings,
-                                        source=obs)
-        _add_events(facts, warnings)
+                                        taints=as_strs(row.get("taints")), source=obs)
+        _add_events(facts, _events(row.get("warnings"), obs, ""))
 
 
 def read_rollout(obs: Observation, facts: Facts) -> None:
@@ -186,14 +183,12 @@ def read_rollout(obs: Observation, facts: Facts) -> None:
         hashed = ref.kind != "Deployment"  # a StatefulSet's or DaemonSet's revision hash
         revisions.append(shapes.Revision(
             number=len(rows) - index if hashed else as_int(label),
-            replicaset=str(row.get("replicaset") or ""),
             current=bool(row.get("current")),
             created=parse_stamp(row.get("created") or row.get("first_pod_created")),
             images=as_strs(row.get("images")), ready=ready, desired=desired,
             restarts=as_int(row.get("restarts")),
             exit_reasons=as_strs(row.get("last_exit_reasons")),
-            unhealthy=as_int(row.get("unhealthy_pods")),
-            change_cause=str(row.get("change_cause") or ""), hash=label if hashed else ""))
+            unhealthy=as_int(row.get("unhealthy_pods")), hash=label if hashed else ""))
     replaced = as_dict(data.get("pods_replaced_by_controller"))
     facts.rollouts[ref] = shapes.Rollout(
         ref, revisions, as_strs(data.get("changes_from_previous")), obs,
@@ -209,7 +204,6 @@ def read_services(obs: Observation, facts: Facts) -> None:
         facts.services[(ns, str(row.get("name")))] = shapes.Service(
             namespace=ns, name=str(row.get("name")), selector=str(row.get("selector") or ""),
             ready_pods=int(match.group(1)) if match else None,
-            matching_pods=int(match.group(2)) if match else None,
             endpoints_ready=as_int(endpoints.get("ready")) if endpoints else None,
             problems=as_strs(row.get("problems")), ports=as_strs(row.get("ports")),
             cluster_ip=str(row.get("cluster_ip") or ""),
@@ -221,11 +215,10 @@ def read_policies(obs: Observation, facts: Facts) -> None:
         ns = str(row.get("namespace") or obs.arguments.get("namespace") or "")
         facts.policies[(ns, str(row.get("name")))] = shapes.Policy(
             namespace=ns, name=str(row.get("name")), applies_to=str(row.get("applies_to") or ""),
-            selected_pods=as_int(row.get("selected_pods")), types=as_strs(row.get("types")),
-            workloads=as_strs(row.get("selected_workloads")),
+            types=as_strs(row.get("types")), workloads=as_strs(row.get("selected_workloads")),
             ingress=as_strs(row.get("ingress")), egress=as_strs(row.get("egress")),
-            warnings=as_strs(row.get("warnings")), created=parse_stamp(row.get("created")),
-            changed=parse_stamp(row.get("changed")), source=obs)
+            created=parse_stamp(row.get("created")), changed=parse_stamp(row.get("changed")),
+            source=obs)
 
 
 def read_ingresses(obs: Observation, facts: Facts) -> None:
@@ -244,8 +237,7 @@ def read_autoscalers(obs: Observation, facts: Facts) -> None:
         maximum = row.get("max")
         facts.autoscalers[(ns, str(row.get("name")))] = shapes.Autoscaler(
             namespace=ns, name=str(row.get("name")), target=ref_of(row.get("target"), ns),
-            minimum=as_int(row.get("min"), 1), maximum=as_int(maximum) if maximum else None,
-            current=as_int(row.get("current")), desired=as_int(row.get("desired")),
+            maximum=as_int(maximum) if maximum else None, desired=as_int(row.get("desired")),
             at_max=bool(row.get("at_max")), metrics=as_strs(row.get("metrics")),
             problems=as_strs(row.get("problems")), source=obs)
 
@@ -331,7 +323,7 @@ def read_metric_query(obs: Observation, facts: Facts) -> None:
         if mean is None or top is None or last is None:
             continue
         change = as_dict(row.get("change"))
-        rows.append(shapes.MetricRow(metric, {**common, **labels}, mean, top, last,
+        rows.append(shapes.MetricRow({**common, **labels}, mean, top, last,
                                      parse_stamp(change.get("at")), _number(change.get("before")),
                                      _number(change.get("after")), obs))
     if rows:

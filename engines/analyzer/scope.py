@@ -27,10 +27,9 @@ GENERIC = frozenset({
     "cron", "daemon", "deploy", "deployment", "system", "kube", "default", "internal", "public",
 })
 NAMESPACE_ONLY = 0.45  # a workload the report does not name, in a namespace it does
-_CLOCK = re.compile(r"\b(?:since|from|at|around|about|after|started)\s+(?:~|about\s+|around\s+)?"
-                    r"(\d{1,2}):(\d{2})\b", re.IGNORECASE)
-_MERIDIEM = re.compile(r"\b(?:since|from|at|around|about|after|started)\s+(?:~|about\s+|around\s+)?"
-                       r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b", re.IGNORECASE)
+_AT = r"\b(?:since|from|at|around|about|after|started)\s+(?:~|about\s+|around\s+)?"
+_CLOCK = re.compile(_AT + r"(\d{1,2}):(\d{2})\b", re.IGNORECASE)
+_MERIDIEM = re.compile(_AT + r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b", re.IGNORECASE)
 _AGO = re.compile(r"\b(\d+)\s*(min|minute|minutes|m|h|hour|hours)\b(?:\s+ago)?", re.IGNORECASE)
 
 SYMPTOMS: dict[str, tuple[str, ...]] = {
@@ -47,10 +46,10 @@ SYMPTOMS: dict[str, tuple[str, ...]] = {
     "dns": ("dns", "resolve", "resolution", "no such host", "nxdomain", "lookup"),
     # what scheduled runs produce, or that one did not happen: a batch workload is suspect
     "batch": ("statements", "invoices", "exports", "reports", "payouts", "backups", "emails",
-              "email", "e-mail", "receipts", "receipt",
-              "newsletter", "digest", "files", "statement", "invoice", "export", "payout",
-              "backup", "nightly", "monthly", "weekly", "cron", "batch", "not sent",
-              "not delivered", "never arrived", "not generated", "didn't run", "did not run"),
+              "email", "e-mail", "receipts", "receipt", "newsletter", "digest", "files",
+              "statement", "invoice", "export", "payout", "backup", "nightly", "monthly",
+              "weekly", "cron", "batch", "not sent", "not delivered", "never arrived",
+              "not generated", "didn't run", "did not run"),
     # the cluster's own telemetry gone: the agents that ship it are suspect
     "telemetry": ("logs are gone", "logs are missing", "missing logs", "no logs", "logs gone",
                   "log gaps", "gaps in the logs", "logs stopped", "metrics are missing",

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines._history import ELIDED_PREFIX
-from engines._loop import call_key
 from engines.analyzer.observation_text import parse_observation, parse_outage
 from engines.model import AssistantMessage, Message, ToolMessage, UserMessage
 from tools.fallback import Outage
@@ -47,7 +46,6 @@ class Transcript:
     """What happened so far in one investigation."""
 
     observations: tuple[Observation, ...] = ()
-    call_keys: frozenset[str] = frozenset()
     user_texts: tuple[str, ...] = ()
     turns: int = 0
     calls_made: tuple[tuple[str, Mapping[str, Any]], ...] = ()
@@ -56,16 +54,15 @@ class Transcript:
 
     def called(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """Whether this exact call was already made (the engine counts a repeat as a loop)."""
-        return call_key(name, dict(arguments)) in self.call_keys
+        return (name, dict(arguments)) in self.calls_made
 
     def called_tool(self, name: str) -> bool:
-        return any(key.split(":", 1)[0] == name for key in self.call_keys)
+        return any(made == name for made, _ in self.calls_made)
 
 
 def read_transcript(messages: Sequence[Message]) -> Transcript:
     """Pair every tool result with its call; collect what humans said."""
     arguments: dict[str, Mapping[str, Any]] = {}
-    keys: set[str] = set()
     observations: list[Observation] = []
     users: list[str] = []
     made: list[tuple[str, Mapping[str, Any]]] = []
@@ -76,7 +73,6 @@ def read_transcript(messages: Sequence[Message]) -> Transcript:
             turns += 1
             for call in message.tool_calls:
                 arguments[call.id] = dict(call.arguments or {})
-                keys.add(call_key(call.name, call.arguments))
                 made.append((call.name, arguments[call.id]))
         elif isinstance(message, ToolMessage):
             ok = message.status == "success"
@@ -90,6 +86,5 @@ def read_transcript(messages: Sequence[Message]) -> Transcript:
                 outages.append(outage)
         elif isinstance(message, UserMessage):
             users.append(message.content)
-    return Transcript(tuple(observations), frozenset(keys), tuple(users), turns, tuple(made),
-                      tuple(outages))
+    return Transcript(tuple(observations), tuple(users), turns, tuple(made), tuple(outages))
 
