@@ -2,10 +2,11 @@
 
 Slack limits how fast a bot may post in one channel. Each channel gets one worker that sends
 its messages in order, one at a time; while it waits (on a slow call or a 429's
-Retry-After) the steps that pile up are coalesced into one message, so a fast engine costs
-a handful of messages, not one per step, and no step is lost. slack_sdk's retry handler
-honours Retry-After first; when it gives up, the worker waits and sends the same item again.
-Status edits are coalesced too: only the latest status matters, rendered when it is sent.
+Retry-After) the steps that pile up are coalesced into one message (bot.outbox_coalesce),
+so a fast engine costs a handful of messages, not one per step, and no step is lost.
+slack_sdk's retry handler honours Retry-After first; when it gives up, the worker waits and
+sends the same item again. Status edits are coalesced too: only the latest status matters,
+rendered when it is sent.
 Where Slack's agent surfaces are used (bot.streaming), steps go into the thread's stream as
 task cards instead, appended at most once per STREAM_INTERVAL per thread (other threads'
 items go first meanwhile) with everything that piled up coalesced into one append; when the
@@ -27,6 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import streaming
 from bot.logging_setup import investigation_id
+from bot.outbox_coalesce import coalesce_steps, coalesce_stream
 from bot.outbox_items import (
     Item,
     Live,
@@ -42,7 +44,7 @@ from bot.outbox_items import (
     method_of,
     retry_after,
 )
-from bot.render import Message, fits, step_message
+from bot.render import Message, step_message
 from bot.streaming import StreamingPolicy, StreamSender
 from bot.telemetry import Telemetry, slack_method
 
@@ -115,9 +117,9 @@ class ChannelQueue:
                     item.content.add_done_callback(functools.partial(self._drawn, item))
                     continue
                 if isinstance(item, Live | Steps) and self._streamed(item.thread):
-                    item = self._coalesce_stream(item)
+                    item, self.items = coalesce_stream(item, self.items)
                 elif isinstance(item, Steps):
-                    item = self._coalesce(item)
+                    item, self.items = coalesce_steps(item, self.items)
                 elif isinstance(item, Loading) and any(i.thread is item.thread
                                                        for i in self.items):
                     continue
@@ -169,48 +171,6 @@ class ChannelQueue:
                     return item
                 soonest = min(soonest, wait)
             await asyncio.sleep(soonest)
-
-    def _coalesce_stream(self, first: Live | Steps) -> Live:
-        """Every step item of the thread up to its next item of another kind, as one append
-        (the views are rendered at send time, so a running step shows its latest state).
-        The complete steps are kept apart: they are what a fallback posts."""
-        merged = Live(first.thread, [], [])
-        kept: deque[Item] = deque()
-        blocked = False
-        for item in (first, *self.items):
-            if blocked or item.thread is not first.thread:
-                kept.append(item)
-            elif isinstance(item, Live | Steps):
-                merged.views.extend(v for v in item.views
-                                    if all(v is not w for w in merged.views))
-                merged.done.extend(item.done if isinstance(item, Live) else item.views)
-            else:
-                blocked = True
-                kept.append(item)
-        self.items = kept
-        return merged
-
-    def _coalesce(self, first: Steps) -> Steps:
-        """Merge the thread's later pending steps into `first` while the message fits.
-
-        Items of other threads may be passed over; an item of another kind in the same
-        thread may not, so that the thread keeps its order.
-        """
-        views = list(first.views)
-        kept: deque[Item] = deque()
-        blocked = False
-        while self.items:
-            item = self.items.popleft()
-            if blocked or item.thread is not first.thread:
-                kept.append(item)
-                continue
-            if isinstance(item, Steps) and fits(step_message([*views, *item.views])):
-                views.extend(item.views)
-                continue
-            blocked = True
-            kept.append(item)
-        self.items = kept
-        return Steps(first.thread, views)
 
     async def _deliver(self, item: Item) -> None:
         """Send one item, retrying network failures; Slack errors end it (except 429)."""

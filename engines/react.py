@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from engines import _intake, prompts
 from engines._acting import accept_submission, run_calls
 from engines._history import History
-from engines._loop import call_key
-from engines._replay import replay
+from engines._resume import restore
 from engines._rewind import rewind
 from engines.budgets import reply_tokens
 from engines.constraints import ConstraintInbox, ConstraintSet
@@ -30,7 +29,6 @@ from engines.events import (
     Event,
     EventSink,
     InvestigationStopped,
-    ObservationReceived,
     StopReason,
     ThoughtRecorded,
     discard,
@@ -82,7 +80,6 @@ from engines.run_state import (
     emit as emit,
 )
 from engines.short_catalog import asked_for, offered, wants_short_catalog
-from engines.steering import Vocabulary
 from engines.text_transcript import catalog_tokens
 
 log = logging.getLogger(__name__)
@@ -185,7 +182,7 @@ class ReactEngine:
         run.opening, run.given = run.history.messages, tuple(run.constraints.items)
         if resume:
             run.log.extend(resume)
-            self._restore(run, resume)
+            restore(run, resume)
         reason: StopReason
         detail = ""
         error: TriageError | None = None
@@ -226,24 +223,6 @@ class ReactEngine:
             error=error,
             observations=tuple((tool, text) for _, tool, text in run.observations),
         )
-
-    @staticmethod
-    def _restore(run: _Run, events: Sequence[Event]) -> None:
-        state = replay(events, vocabulary=Vocabulary.of(tools=run.toolset.names))
-        for message in state.messages:
-            run.history.append(message)
-        for constraint in state.constraints:
-            run.constraints.add(constraint)
-        run.step, run.tool_calls = state.last_step, state.tool_calls
-        run.loop.seen_calls.update(call_key(name, args) for name, args in state.calls)
-        steps = {e.call_id: e.step for e in events if isinstance(e, ObservationReceived)}
-        run.asked_tools |= asked_for(state.calls)
-        run.observations.extend(
-            (steps.get(m.call_id, run.step), m.name, m.content)
-            for m in state.messages if isinstance(m, ToolMessage)
-        )
-        if state.diagnosed is not None:
-            run.diagnosis = state.diagnosed.diagnosis
 
     async def _loop(self, run: _Run, after_step: AfterStep | None) -> tuple[StopReason, str]:
         if run.diagnosis is not None:

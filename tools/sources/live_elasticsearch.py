@@ -12,6 +12,7 @@ words (a `match` query with the `and` operator), levels compare case-insensitive
 namespaces are a `must_not`, times are inclusive at both ends, ties in time come newest-
 indexed first. Field names are ECS by default and configurable; documents may be nested or
 flat-dotted, and a `text` field with a `.keyword` sub-field is aggregated on the latter.
+Client errors become BackendErrors that say what to do (tools.sources._elasticsearch_errors).
 """
 
 from __future__ import annotations
@@ -23,30 +24,17 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
 
-from elasticsearch import (
-    ApiError,
-    AsyncElasticsearch,
-    AuthenticationException,
-    AuthorizationException,
-    BadRequestError,
-    NotFoundError,
-    SSLError,
-    TransportError,
-    UnsupportedProductError,
-)
-from elasticsearch import ConnectionError as EsConnectionError
-from elasticsearch import ConnectionTimeout as EsConnectionTimeout
+from elasticsearch import AsyncElasticsearch
 
 from engines.errors import BackendError, BackendQueryError
 from tools.scenarios import flatten, parse_time
+from tools.sources._elasticsearch_errors import call_elasticsearch
 from tools.sources.base import LogHits, LogQuery, LogRecord
-from tools.sources.transient import failure
 
 DEFAULT_INDEX = "logs-*"
 MAX_SAMPLE = 5000  # documents one search may return (within index.max_result_window)
 _FULL_SOURCE_UP_TO = 200  # larger samples fetch only the fields a LogRecord holds
 _MAX_BUCKETS = 20_000  # below search.max_buckets (65,536)
-SOURCE = "logs"  # the `Sources` field this source fills, named by its errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,41 +312,7 @@ class ElasticsearchLogs:
 
     async def _call(self, request: Callable[[], Awaitable[Any]]) -> Any:
         """Run one request; every client error becomes a BackendError saying what to do."""
-        try:
-            response = await request()
-        except UnsupportedProductError:
-            raise BackendError(f"the server at {self.url} is not Elasticsearch") from None
-        except AuthenticationException:
-            raise BackendError(
-                f"Elasticsearch at {self.url} rejected the credentials (401): check "
-                "ELASTICSEARCH_API_KEY or ELASTICSEARCH_USERNAME/ELASTICSEARCH_PASSWORD"
-            ) from None
-        except AuthorizationException as exc:
-            raise BackendError(
-                f"forbidden: the Elasticsearch user cannot read {self.index} (needs the "
-                f"index privileges 'read' and 'view_index_metadata' on '{self.index}'): "
-                f"{_reason(exc)}"
-            ) from None
-        except NotFoundError as exc:
-            raise BackendError(f"not found at {self.url}: {_reason(exc)} (check the URL "
-                               f"and TRIAGE_LOG_INDEX={self.index})") from None
-        except BadRequestError as exc:
-            raise BackendQueryError(f"Elasticsearch rejected the query: {_reason(exc)}") from None
-        except ApiError as exc:  # 5xx and 429 are worth a retry (tools.sources.transient)
-            raise failure(f"Elasticsearch error {exc.meta.status}: {_reason(exc)}", exc,
-                          source=SOURCE) from None
-        except EsConnectionTimeout as exc:
-            raise failure(f"Elasticsearch at {self.url} timed out", exc, source=SOURCE) from None
-        except SSLError as exc:
-            raise BackendError(f"TLS with Elasticsearch at {self.url} failed (check "
-                               f"ELASTICSEARCH_CA_CERTS): {exc.message}") from None
-        except EsConnectionError as exc:
-            raise failure(f"cannot reach Elasticsearch at {self.url}: "
-                          f"{_connection_reason(exc)}", exc, source=SOURCE) from None
-        except TransportError as exc:
-            raise failure(f"Elasticsearch at {self.url} failed: {exc.message}", exc,
-                          source=SOURCE) from None
-        return response.body if hasattr(response, "body") else response
+        return await call_elasticsearch(request, url=self.url, index=self.index)
 
 
 def _lookup(source: Mapping[str, Any], dotted: str) -> Any:
@@ -382,26 +336,6 @@ def _lookup(source: Mapping[str, Any], dotted: str) -> Any:
 
 def _millis(moment: datetime) -> int:
     return round(moment.timestamp() * 1000)
-
-
-def _reason(exc: ApiError) -> str:
-    """The root cause Elasticsearch gave, else its error type."""
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error")
-    if isinstance(error, dict):
-        causes = error.get("root_cause") or [error]
-        first = causes[0] if causes else error
-        return str(first.get("reason") or first.get("type") or exc.message)
-    return str(error or exc.message)
-
-
-def _connection_reason(exc: EsConnectionError) -> str:
-    text = str(exc.message or exc)
-    if "Connection refused" in text or "Connect call failed" in text:
-        return "connection refused"
-    if "Name or service not known" in text or "nodename nor servname" in text:
-        return "unknown host"
-    return text
 
 
 __all__ = ["DEFAULT_INDEX", "MAX_SAMPLE", "ElasticsearchLogs", "LogFields"]

@@ -8,9 +8,10 @@ and come back as raw JSON: objects are the plain dicts `kubectl get -o json` pri
 sandbox serves. The client is synchronous, so every request runs in a worker thread with
 a connect and read timeout; the event loop never waits on the network.
 
-API errors become `BackendError`s a human can act on: a 403 names the RBAC verb and
-resource that are missing, a 404 says what was not found, an unreachable server says
-where it tried. Secrets are refused before any request (`resource_for`).
+API errors become `BackendError`s a human can act on (tools.sources._kube_errors): a 403
+names the RBAC verb and resource that are missing, a 404 says what was not found, an
+unreachable server says where it tried. Secrets are refused before any request
+(`resource_for`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,18 +29,24 @@ from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config import ConfigException, load_incluster_config, load_kube_config
 
-from engines.errors import BackendError, BackendQueryError, BackendUnavailableError
+from engines.errors import BackendError
+from tools.sources._kube_errors import (
+    SOURCE,
+    HttpStatusError,
+    api_error,
+    connection_reason,
+    identity_text,
+    status_message,
+)
 from tools.sources.base import KubeObject
 from tools.sources.kube_api import POD_LOG, KubeResource, resource_for
-from tools.sources.transient import failure, transient_status
+from tools.sources.transient import failure
 
 log = logging.getLogger(__name__)
 
 _PAGE = 500  # objects per list request; big clusters are read in pages
 _MAX_OBJECTS = 20_000  # a list stops here rather than exhaust memory
 _MAX_LOG_BYTES = 8 * 2**20
-_USER = re.compile(r'User "([^"]+)" cannot')
-SOURCE = "cluster"  # the `Sources` field this source fills, named by its errors
 
 Query = list[tuple[str, str]]
 
@@ -54,15 +60,6 @@ class Access:
     group: str
     allowed: bool
     reason: str = ""
-
-
-class _HttpStatus(Exception):
-    """A non-2xx answer, before it is turned into a BackendError with its context."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class KubernetesCluster:
@@ -143,11 +140,11 @@ class KubernetesCluster:
         path = resource.path(scope, name)
         try:
             body = await asyncio.to_thread(self._request, "GET", path)
-        except _HttpStatus as exc:
+        except HttpStatusError as exc:
             if exc.status == 404:
                 return None
-            raise self._error(exc, "get", resource.plural, resource.group, scope, name,
-                              namespaced=resource.namespaced) from None
+            raise api_error(exc, "get", resource.plural, resource.group, scope, name,
+                            server=self.server, namespaced=resource.namespaced) from None
         return _clean(json.loads(body), resource)
 
     async def pod_logs(
@@ -172,11 +169,11 @@ class KubernetesCluster:
         path = POD_LOG.path(namespace, pod)
         try:
             body = await asyncio.to_thread(self._request, "GET", path, query, accept="*/*")
-        except _HttpStatus as exc:
+        except HttpStatusError as exc:
             if exc.status == 404:
                 raise BackendError(f'pods "{pod}" not found in namespace "{namespace}"') from None
-            raise self._error(exc, "get", POD_LOG.resource, POD_LOG.parent.group, namespace,
-                              pod) from None
+            raise api_error(exc, "get", POD_LOG.resource, POD_LOG.parent.group, namespace,
+                            pod, server=self.server) from None
         text = body.decode("utf-8", errors="replace")
         if not text and not previous:
             await self._explain_empty_log(namespace, pod, container)
@@ -208,8 +205,9 @@ class KubernetesCluster:
         """The server's /version: proves it is reachable (any identity may read it)."""
         try:
             body = await asyncio.to_thread(self._request, "GET", "/version")
-        except _HttpStatus as exc:
-            raise self._error(exc, "get", "version", "", None, None, namespaced=False) from None
+        except HttpStatusError as exc:
+            raise api_error(exc, "get", "version", "", None, None, server=self.server,
+                            namespaced=False) from None
         return dict(json.loads(body))
 
     async def whoami(self) -> str:
@@ -219,10 +217,10 @@ class KubernetesCluster:
             body = await asyncio.to_thread(
                 self._request, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
                 body=review)
-        except _HttpStatus as exc:
+        except HttpStatusError as exc:
             if exc.status == 401:
-                raise self._error(exc, "create", "selfsubjectreviews", "authentication.k8s.io",
-                                  None, None, namespaced=False) from None
+                raise api_error(exc, "create", "selfsubjectreviews", "authentication.k8s.io",
+                                None, None, server=self.server, namespaced=False) from None
             return ""
         info = (json.loads(body).get("status") or {}).get("userInfo") or {}
         return str(info.get("username", ""))
@@ -244,9 +242,9 @@ class KubernetesCluster:
             body = await asyncio.to_thread(
                 self._request, "POST",
                 "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body=review)
-        except _HttpStatus as exc:
-            raise self._error(exc, "create", "selfsubjectaccessreviews",
-                              "authorization.k8s.io", None, None, namespaced=False) from None
+        except HttpStatusError as exc:
+            raise api_error(exc, "create", "selfsubjectaccessreviews", "authorization.k8s.io",
+                            None, None, server=self.server, namespaced=False) from None
         status = json.loads(body).get("status") or {}
         return Access(verb, resource, group, bool(status.get("allowed")),
                       str(status.get("reason") or status.get("evaluationError") or ""))
@@ -258,7 +256,7 @@ class KubernetesCluster:
         user = await self.whoami()
         notes = [f"Kubernetes {version.get('gitVersion', '?')} as {user or 'unknown user'}"]
         if not (await self.can_i("list", "pods")).allowed:
-            notes.append(f"{_identity(user)} cannot list pods in all namespaces (needs RBAC "
+            notes.append(f"{identity_text(user)} cannot list pods in all namespaces (needs RBAC "
                          "verb 'list' on 'pods'): only the namespaces granted will answer")
         return notes
 
@@ -273,12 +271,13 @@ class KubernetesCluster:
             page = [*query, ("limit", str(_PAGE))] + ([("continue", token)] if token else [])
             try:
                 body = json.loads(self._request("GET", resource.path(namespace), page))
-            except _HttpStatus as exc:
+            except HttpStatusError as exc:
                 if exc.status == 410 and token:  # the continue token expired: start over
                     found, token = [], ""
                     continue
-                raise self._error(exc, "list", resource.plural, resource.group, namespace,
-                                  None, namespaced=resource.namespaced) from None
+                raise api_error(exc, "list", resource.plural, resource.group, namespace,
+                                None, server=self.server,
+                                namespaced=resource.namespaced) from None
             found.extend(_clean(item, resource) for item in body.get("items") or [])
             token = str((body.get("metadata") or {}).get("continue") or "")
             if token and len(found) >= _MAX_OBJECTS:
@@ -295,7 +294,7 @@ class KubernetesCluster:
         body: Any = None,
         accept: str = "application/json",
     ) -> bytes:
-        """One HTTP request with the client's auth and TLS; raises _HttpStatus on non-2xx."""
+        """One HTTP request with the client's auth and TLS; raises HttpStatusError on non-2xx."""
         headers = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = "application/json"
@@ -313,53 +312,11 @@ class KubernetesCluster:
                 source=SOURCE) from None
         except urllib3.exceptions.HTTPError as exc:  # refused, reset, timed out: retried
             raise failure(
-                f"cannot reach the Kubernetes API server at {self.server}: {_reason(exc)}", exc,
-                source=SOURCE) from None
+                f"cannot reach the Kubernetes API server at {self.server}: "
+                f"{connection_reason(exc)}", exc, source=SOURCE) from None
         if not 200 <= response.status < 300:
-            raise _HttpStatus(response.status, _status_message(data) or str(response.reason))
+            raise HttpStatusError(response.status, status_message(data) or str(response.reason))
         return bytes(data or b"")
-
-    def _error(
-        self,
-        exc: _HttpStatus,
-        verb: str,
-        resource: str,
-        group: str,
-        namespace: str | None,
-        name: str | None,
-        *,
-        namespaced: bool = True,
-    ) -> BackendError:
-        """An API error as one line that says what failed and what to do.
-
-        A 400 is the API server's own explanation (an unsupported field selector, an
-        invalid container, a previous instance that does not exist) and passes as is.
-        """
-        if exc.status == 400:
-            return BackendQueryError(exc.message)
-        plural, _, sub = resource.partition("/")
-        what = f"the {sub} of {plural.removesuffix('s')} {name}" if sub else (
-            f"{plural}/{name}" if name else plural)
-        where = (f" in namespace {namespace}" if namespace
-                 else " in any namespace" if namespaced else "")
-        if exc.status == 403:
-            user = match.group(1) if (match := _USER.search(exc.message)) else ""
-            in_group = f" in API group '{group}'" if group else ""
-            return BackendError(
-                f"forbidden: {_identity(user)} cannot {verb} {what}{where} "
-                f"(needs RBAC verb '{verb}' on '{resource}'{in_group})"
-            )
-        if exc.status == 401:
-            return BackendError(
-                f"unauthorized: the Kubernetes API server at {self.server} rejected the "
-                "credentials (expired token or wrong kubeconfig user)"
-            )
-        if exc.status == 404:
-            return BackendError(f"not found: {what}{where} ({exc.message})")
-        message = f"Kubernetes API error {exc.status} on {verb} {what}{where}: {exc.message}"
-        if transient_status(exc.status):  # overloaded, restarting, rate limited: retried
-            return BackendUnavailableError(message, source=SOURCE)
-        return BackendError(message)
 
 
 def _client(configuration: Configuration) -> ApiClient:
@@ -380,36 +337,3 @@ def _clean(obj: dict[str, Any], resource: KubeResource) -> KubeObject:
     obj.setdefault("apiVersion", resource.api_version)
     (obj.get("metadata") or {}).pop("managedFields", None)
     return obj
-
-
-def _status_message(data: bytes | None) -> str:
-    """The `message` of a Status body, or the body itself (the kubelet answers text)."""
-    text = (data or b"").decode("utf-8", errors="replace").strip()
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return text[:500]
-    if isinstance(parsed, dict) and parsed.get("message"):
-        return str(parsed["message"])
-    return text[:500]
-
-
-def _identity(user: str) -> str:
-    """`system:serviceaccount:triage:bot` → "the service account triage/bot"."""
-    if user.startswith("system:serviceaccount:"):
-        namespace, _, name = user.removeprefix("system:serviceaccount:").partition(":")
-        return f"the service account {namespace}/{name}"
-    return f'user "{user}"' if user else "the service account"
-
-
-def _reason(exc: urllib3.exceptions.HTTPError) -> str:
-    """The root cause of a urllib3 failure, without the retry wrapper's noise."""
-    reason: Any = getattr(exc, "reason", None) or exc
-    text = str(reason)
-    if "Connection refused" in text:
-        return "connection refused"
-    if isinstance(reason, urllib3.exceptions.TimeoutError) or "timed out" in text:
-        return "timed out"
-    if "Name or service not known" in text or "nodename nor servname" in text:
-        return "unknown host"
-    return text

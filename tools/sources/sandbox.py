@@ -5,15 +5,15 @@ real APIs where the tools could notice a difference: Kubernetes field selectors 
 to the keys the API server supports (an unsupported key fails, as it does live), a missing
 previous container log raises the API server's own message, log search matches all words
 of the query like Elasticsearch's `match` with the `and` operator, and metric range queries
-return one sample per step with Prometheus' five-minute lookback. Everything is in memory
-and indexed once, so a call costs microseconds.
+return one sample per step with Prometheus' five-minute lookback (tools.sources._range_query).
+Everything is in memory and indexed once, so a call costs microseconds.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any
 
 from engines.errors import BackendError
 from tools.scenarios import Scenario, parse_time
+from tools.sources._range_query import evaluate_range, label_matcher
 from tools.sources.base import (
     KubeObject,
     LogHits,
@@ -60,7 +61,6 @@ _FIELDS: dict[str, frozenset[str]] = {
     "Node": frozenset({"spec.unschedulable"}),
 }
 _COMMON_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
-_LOOKBACK = timedelta(minutes=5)
 _WORD = re.compile(r"\w+")
 _LEADING_TIME = re.compile(
     r"^\s*\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)"
@@ -356,7 +356,7 @@ class SandboxMetrics:
     ) -> list[Series]:
         if step_seconds <= 0:
             raise BackendError("step_seconds must be positive")
-        tests = [(label, _matcher(value)) for label, value in matchers.items()]
+        tests = [(label, label_matcher(value)) for label, value in matchers.items()]
         step = timedelta(seconds=step_seconds)
         found = []
         for series in self._by_name.get(metric, []):
@@ -365,7 +365,7 @@ class SandboxMetrics:
                 samples = self._evaluated.get(key)
                 if samples is None:
                     samples = self._evaluated[key] = tuple(
-                        _evaluate(series.samples, start, end, step)
+                        evaluate_range(series.samples, start, end, step)
                     )
                 if samples:
                     found.append(Series(series.metric, dict(series.labels), samples))
@@ -383,35 +383,6 @@ class SandboxMetrics:
     def promql(self) -> None:
         """None: a scenario is raw samples, there is no PromQL engine behind it."""
         return None
-
-
-def _matcher(value: str) -> Callable[[str], bool]:
-    if value.startswith("~"):
-        try:
-            pattern = re.compile(value[1:])
-        except re.error as exc:
-            raise BackendError(f"bad regular expression {value[1:]!r}: {exc}") from None
-        return lambda label: pattern.fullmatch(label) is not None  # PromQL anchors regexes
-    return lambda label: label == value
-
-
-def _evaluate(
-    samples: Iterable[Sample], start: datetime, end: datetime, step: timedelta
-) -> list[Sample]:
-    """One point per step from `start`: the newest sample no older than the lookback."""
-    ordered = [s for s in samples if start - _LOOKBACK < s.timestamp <= end]
-    points: list[Sample] = []
-    index = 0
-    at = start
-    latest: Sample | None = None
-    while at <= end:
-        while index < len(ordered) and ordered[index].timestamp <= at:
-            latest = ordered[index]
-            index += 1
-        if latest is not None and at - latest.timestamp <= _LOOKBACK:
-            points.append(Sample(at, latest.value))
-        at += step
-    return points
 
 
 def sandbox_sources(scenario: Scenario) -> Sources:
