@@ -1,0 +1,30 @@
+"""Generator of the holdout42 set: `python -m tests.data.holdout42._generator` rewrites every
+scenario folder from the stories below, so timestamps, volumes and counts stay consistent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.data.holdout42._generator.kit import Story
+from tests.data.holdout42._generator.stories_a import migration_lock_timeout, tmpfs_cache_oom
+
+SET = Path(__file__).resolve().parents[1]
+BUILDERS: list[Callable[[], Story]] = [tmpfs_cache_oom, migration_lock_timeout]
+
+
+def stories() -> dict[str, Callable[[], Story]]:
+    """Scenario id -> the function that builds it (ids checked against the folders)."""
+    built = {}
+    for build in BUILDERS:
+        built[build().id] = build
+    return built
+
+
+def main() -> None:
+    for build in BUILDERS:
+        build().write(SET)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from tests.data.holdout42._generator import main
+
+main()
