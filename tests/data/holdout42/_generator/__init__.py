@@ -8,9 +8,11 @@ from pathlib import Path
 
 from tests.data.holdout42._generator.kit import Story
 from tests.data.holdout42._generator.stories_a import migration_lock_timeout, tmpfs_cache_oom
+from tests.data.holdout42._generator.stories_b import pending_node_group_max, server_cert_wrong_eku
 
 SET = Path(__file__).resolve().parents[1]
-BUILDERS: list[Callable[[], Story]] = [tmpfs_cache_oom, migration_lock_timeout]
+BUILDERS: list[Callable[[], Story]] = [tmpfs_cache_oom, migration_lock_timeout, pending_node_group_max,
+                                       server_cert_wrong_eku]
 
 
 def stories() -> dict[str, Callable[[], Story]]:

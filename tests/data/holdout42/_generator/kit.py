@@ -483,3 +483,58 @@ class Story:
         if self.metrics:
             (folder / "metrics.om").write_text(
                 "\n".join(s.text() for s in self.metrics) + "\n# EOF\n")
+
+
+def app(story: Story, ns: str, name: str, image: str, nodes: list[str], *, replicas: int = 2,
+        revision: int = 3, created: datetime | None = None, rolled: timedelta = timedelta(days=4),
+        port: int | None = 8080, requests: dict[str, str] | None = None,
+        limits: dict[str, str] | None = None, env_vars: dict[str, str] | None = None,
+        labels: dict[str, str] | None = None, service_port: int | None = 80,
+        mounts: list[Obj] | None = None, volumes: list[Obj] | None = None,
+        extra_containers: list[Obj] | None = None) -> tuple[Obj, Obj, list[Obj]]:
+    """A healthy Deployment with its ReplicaSet, Running pods, Service and Endpoints."""
+    created = created or story.now - timedelta(days=120)
+    started = story.now - rolled
+    labels = labels or {"app": name}
+    main = container(name, image, ports=[port] if port else [], requests=requests or {"cpu": "100m", "memory": "128Mi"},
+                     limits=limits or {"memory": "256Mi"}, env=env(**(env_vars or {})) or None,
+                     mounts=mounts, readiness=http_probe("/healthz", port) if port else None)
+    tmpl = template(labels, [main] + (extra_containers or []), volumes=volumes)
+    dep = deployment(ns, name, created, tmpl, replicas=replicas, revision=revision, changed=started)
+    rs, h = replicaset(ns, name, revision, started, tmpl, replicas=replicas)
+    story.objects += [dep, rs]
+    pods = []
+    for i in range(replicas):
+        pname = f"{name}-{h}-{suffix(f'{ns}{name}{i}')}"
+        statuses = [running(c["name"], started + timedelta(seconds=5 + i), image=c["image"])
+                    for c in tmpl["spec"]["containers"]]
+        p = pod(ns, pname, started + timedelta(seconds=i), tmpl, owner=("ReplicaSet", rs["metadata"]["name"]),
+                node_name=nodes[i % len(nodes)], statuses=statuses)
+        pods.append(p)
+        story.objects.append(p)
+    if port and service_port:
+        octets = hashlib.sha1(f"{ns}/{name}".encode()).digest()
+        story.objects.append(service(ns, name, created, {"app": labels["app"]}, [("http", service_port, port)],
+                                     cluster_ip=f"172.20.{octets[0] % 250}.{octets[1] % 250 + 2}"))
+        story.objects.append(endpoints(ns, name, created, pods, [("http", port)]))
+    return dep, rs, pods
+
+
+def chatter(story: Story, ns: str, service_name: str, pods: list[Obj], container_name: str,
+            make: Callable[[datetime, random.Random], tuple[str, str]], *, span: timedelta = timedelta(hours=2),
+            every: tuple[int, int] = (30, 90), seed: int = 0, to_store: int = 2,
+            fmt: Callable[[datetime, str, str], str] | None = None) -> None:
+    """Routine output for bystander pods: pod logs, and one line in `to_store` to the log store."""
+    rnd = random.Random(seed)
+    for p in pods:
+        lines = []
+        at = story.now - span
+        k = 0
+        while at < story.now:
+            level, text = make(at, rnd)
+            lines.append(fmt(at, level, text) if fmt else f"{iso_ms(at)} {level.upper():5} {text}")
+            if k % to_store == 0:
+                story.docs.append(log_doc(at, text, level, service_name, ns, p["metadata"]["name"], container_name))
+            k += 1
+            at += timedelta(seconds=rnd.randint(*every))
+        story.log(ns, p["metadata"]["name"], container_name, lines)
