@@ -10,10 +10,12 @@ from tests.data.holdout42._generator.kit import Story
 from tests.data.holdout42._generator.stories_a import migration_lock_timeout, tmpfs_cache_oom
 from tests.data.holdout42._generator.stories_b import pending_node_group_max, server_cert_wrong_eku
 from tests.data.holdout42._generator.stories_c import kafka_leader_storm, rocksdb_volume_full
+from tests.data.holdout42._generator.stories_d import egress_policy_after_db_move, hpa_blocked_by_quota
 
 SET = Path(__file__).resolve().parents[1]
 BUILDERS: list[Callable[[], Story]] = [tmpfs_cache_oom, migration_lock_timeout, pending_node_group_max,
-                                       server_cert_wrong_eku, kafka_leader_storm, rocksdb_volume_full]
+                                       server_cert_wrong_eku, kafka_leader_storm, rocksdb_volume_full,
+                                       egress_policy_after_db_move, hpa_blocked_by_quota]
 
 
 def stories() -> dict[str, Callable[[], Story]]:

@@ -395,6 +395,31 @@ class Series:
         return "\n".join(lines)
 
 
+@dataclass
+class Histogram:
+    """A histogram family: cumulative buckets, count and sum per label set."""
+
+    name: str
+    help: str
+    rows: dict[tuple[tuple[str, str], ...], list[tuple[float, dict[str, float], float, float]]] = \
+        field(default_factory=dict)
+
+    def add(self, labels: dict[str, str], at: datetime, buckets: dict[str, float], count: float,
+            total: float) -> None:
+        self.rows.setdefault(tuple(sorted(labels.items())), []).append((at.timestamp(), buckets, count, total))
+
+    def text(self) -> str:
+        lines = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} histogram"]
+        for key, points in self.rows.items():
+            base = ",".join(f'{k}="{v}"' for k, v in key)
+            for ts, buckets, count, total in sorted(points, key=lambda p: p[0]):
+                for edge, value in buckets.items():
+                    lines.append(f'{self.name}_bucket{{{base},le="{edge}"}} {int(value)} {int(ts)}')
+                lines.append(f"{self.name}_count{{{base}}} {int(count)} {int(ts)}")
+                lines.append(f"{self.name}_sum{{{base}}} {total} {int(ts)}")
+        return "\n".join(lines)
+
+
 def steps(start: datetime, end: datetime, every: timedelta) -> list[datetime]:
     out, at = [], start
     while at <= end:
@@ -430,7 +455,7 @@ class Story:
     objects: list[Obj] = field(default_factory=list)
     pod_logs: dict[tuple[str, str, str, bool], list[str]] = field(default_factory=dict)
     docs: list[Obj] = field(default_factory=list)
-    metrics: list[Series] = field(default_factory=list)
+    metrics: list[Series | Histogram] = field(default_factory=list)
     interventions: list[Obj] = field(default_factory=list)
 
     def log(self, ns: str, pod_name: str, container_name: str, lines: list[str],
