@@ -1,3 +1,4 @@
+
 from tests.data.holdout42._generator import main
 
 main()

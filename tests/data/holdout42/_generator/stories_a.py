@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - story data: log lines and messages are kept whole, as the tools print them
 """Stories 1 and 2: a tmpfs cache that eats the memory limit; a migration that cannot get
 its lock."""
 
@@ -331,7 +332,7 @@ def migration_lock_timeout() -> Story:
                                source="deployment-controller"))
     s.objects.append(kit.service(ns, "invoice-api", old, {"app": "invoice-api"}, [("http", 80, 8000)],
                                  cluster_ip="10.96.14.7"))
-    s.objects.append(kit.endpoints(ns, "invoice-api", old, old_pods + [p], [("http", 8000)]))
+    s.objects.append(kit.endpoints(ns, "invoice-api", old, [*old_pods, p], [("http", 8000)]))
     # bystanders: a dunning CronJob and a PgBouncer-less config; platform's external-secrets warning
     s.objects.append(kit.configmap(ns, "invoice-api-config", old, {
         "gunicorn.conf.py": "workers = 4\nthreads = 2\ntimeout = 30\nbind = '0.0.0.0:8000'\n",

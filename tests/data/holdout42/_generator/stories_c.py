@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - story data: log lines and messages are kept whole, as the tools print them
 """Stories 5 and 6: a managed Kafka's leader-election storm seen by one producer; a stream
 processor whose RocksDB state store fills its volume."""
 
@@ -111,9 +112,11 @@ def kafka_leader_storm() -> Story:
     http = Series("http_server_requests_total", "counter", "HTTP server requests by status")
     cpu = Series("container_cpu_usage_seconds_total", "counter", "Cumulative cpu time consumed")
     times = kit.steps(now - timedelta(hours=2), now, timedelta(seconds=30))
+
+    def storm(at):
+        return storm0 <= at < storm1
     for idx, p in enumerate(pods):
         name = p["metadata"]["name"]
-        storm = lambda at: storm0 <= at < storm1  # noqa: E731
         base = {"namespace": ns, "pod": name, "client_id": f"ride-events-ingest-{idx + 1}", "topic": topic}
         kit.counter_walk(err, base, times, lambda at: 4.5 + rnd.uniform(0, 2) if storm(at) and at > storm0 + timedelta(minutes=2) else 0.0, start=312)
         kit.counter_walk(retry, base, times, lambda at: 60 + rnd.uniform(0, 30) if storm(at) else rnd.uniform(0, 0.02), start=9140)
@@ -285,9 +288,9 @@ def rocksdb_volume_full() -> Story:
                         f"{kit.uid('app')[:8]}-StreamThread-1-consumer on heartbeat expiration)")
             else:
                 text = rnd.choice([
-                    "[ProducerStateManager partition=card-auth-events-{p}] Wrote producer snapshot at offset {o} with 0 producer ids".format(p=rnd.randint(0, 11), o=rnd.randint(10**8, 10**9)),
-                    "[LocalLog partition=__consumer_offsets-{p}, dir=/var/lib/kafka/data-0/kafka-log{i}] Rolled new log segment at offset {o}".format(p=rnd.randint(0, 49), i=i, o=rnd.randint(10**7, 10**8)),
-                    "[GroupMetadataManager brokerId={i}] Removed 0 expired offsets in 1 milliseconds.".format(i=i)])
+                    f"[ProducerStateManager partition=card-auth-events-{rnd.randint(0, 11)}] Wrote producer snapshot at offset {rnd.randint(10**8, 10**9)} with 0 producer ids",
+                    f"[LocalLog partition=__consumer_offsets-{rnd.randint(0, 49)}, dir=/var/lib/kafka/data-0/kafka-log{i}] Rolled new log segment at offset {rnd.randint(10**7, 10**8)}",
+                    f"[GroupMetadataManager brokerId={i}] Removed 0 expired offsets in 1 milliseconds."])
             lines.append(f"{at.strftime('%Y-%m-%d %H:%M:%S,')}{rnd.randint(100, 999)} INFO {text} (kafka.coordinator.group.GroupCoordinator)")
             if rnd.random() < 0.4:
                 s.docs.append(kit.log_doc(at, text, "info", "kafka", kns, kp["metadata"]["name"], "kafka"))

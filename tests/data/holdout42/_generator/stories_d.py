@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - story data: log lines and messages are kept whole, as the tools print them
 """Stories 7 and 8: an egress NetworkPolicy left behind by a database move; an HPA whose
 new pods a ResourceQuota refuses."""
 
@@ -127,7 +128,7 @@ def egress_policy_after_db_move() -> Story:
     for line in pg_lines[::2]:
         stamp = kit.parse(line[:19].replace(" ", "T") + "Z")
         s.docs.append(kit.log_doc(stamp, line.split("LOG:  ", 1)[1], "info", "orders-pg", dns, "orders-pg-0", "postgres"))
-    for idx, p in enumerate(fpods):
+    for _idx, p in enumerate(fpods):
         name = p["metadata"]["name"]
         lines = []
         at = now - timedelta(hours=3)
@@ -274,7 +275,7 @@ def hpa_blocked_by_quota() -> Story:
     _, _, cart = kit.app(s, ns, "cart-api", "eu.gcr.io/kettle-prod/cart-api:2026.11.20-1", nodes, replicas=2, revision=71,
                          port=8000, rolled=timedelta(days=3), requests={"cpu": "250m", "memory": "512Mi"},
                          limits={"cpu": "500m", "memory": "1Gi"})
-    _, _, search = kit.app(s, ns, "search-proxy", "eu.gcr.io/kettle-prod/search-proxy:1.9.4", nodes[2:], replicas=2,
+    _, _, _search = kit.app(s, ns, "search-proxy", "eu.gcr.io/kettle-prod/search-proxy:1.9.4", nodes[2:], replicas=2,
                            revision=14, port=8080, rolled=timedelta(days=6), requests={"cpu": "250m", "memory": "256Mi"},
                            limits={"cpu": "500m", "memory": "512Mi"})
     _, _, bff = kit.app(s, ns, "web-bff", "eu.gcr.io/kettle-prod/web-bff:2026.11.28-2", nodes[1:], replicas=2, revision=203,
