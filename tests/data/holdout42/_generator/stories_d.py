@@ -33,7 +33,8 @@ def egress_policy_after_db_move() -> Story:
                       "app=orders-pg) to fulfillment-api-egress's 5432 rule."})
     old = now - timedelta(days=350)
     s.objects += [kit.namespace(ns, old, {"team": "orders"}), kit.namespace(dns, now - timedelta(days=20), {"team": "dba"}),
-                  kit.namespace("finance", old, {"team": "finance"}), kit.namespace("kube-system", old)]
+                  kit.namespace("finance", old, {"team": "finance"}), kit.namespace("kube-system", old),
+                  kit.namespace("ingress-nginx", old)]
     nodes = [f"node-pool-a-{i}" for i in range(1, 4)]
     for i, n in enumerate(nodes):
         s.objects.append(kit.node(n, now - timedelta(days=5, hours=i), now, ip=f"10.2.0.{21 + i}",
@@ -79,6 +80,11 @@ def egress_policy_after_db_move() -> Story:
                                "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}},
                                                      {"podSelector": {}}],
                                             "ports": [{"protocol": "TCP", "port": 3000}]}]}})
+    s.objects.append({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                      "metadata": kit.metadata("label-printer-ingress", ns, old + timedelta(days=40)),
+                      "spec": {"podSelector": {"matchLabels": {"app": "label-printer"}}, "policyTypes": ["Ingress"],
+                               "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "fulfillment-api"}}}],
+                                            "ports": [{"protocol": "TCP", "port": 8080}]}]}})
     _, _, lpods = kit.app(s, ns, "label-printer", "rg.fr-par.scw.cloud/parcelwise/label-printer:1.12.0", nodes[1:],
                           replicas=1, revision=9, port=8080, rolled=timedelta(days=2))
     # the database in its new namespace
@@ -265,13 +271,13 @@ def hpa_blocked_by_quota() -> Story:
                                         "limits.memory": "24Gi", "pods": "40"}},
                       "status": {"hard": {"requests.cpu": "6", "requests.memory": "16Gi", "limits.cpu": "14",
                                           "limits.memory": "24Gi", "pods": "40"},
-                                 "used": {"requests.cpu": "6", "requests.memory": "10624Mi", "limits.cpu": "12",
-                                          "limits.memory": "15Gi", "pods": "15"}}})
+                                 "used": {"requests.cpu": "6", "requests.memory": "9216Mi", "limits.cpu": "12",
+                                          "limits.memory": "13824Mi", "pods": "15"}}})
     s.objects.append({"apiVersion": "v1", "kind": "LimitRange",
                       "metadata": kit.metadata("storefront-defaults", ns, old + timedelta(days=30)),
                       "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m", "memory": "512Mi"},
                                            "defaultRequest": {"cpu": "100m", "memory": "128Mi"}}]}})
-    # the other users of the quota: cart-api 2 x 500m, search-proxy 2 x 250m, web-bff 2 x 500m -> 1.5 + 4.5 = 6
+    # the other users of the quota: cart-api, search-proxy and web-bff, 2 x 250m each: 1.5 + 9 x 500m = 6
     _, _, cart = kit.app(s, ns, "cart-api", "eu.gcr.io/kettle-prod/cart-api:2026.11.20-1", nodes, replicas=2, revision=71,
                          port=8000, rolled=timedelta(days=3), requests={"cpu": "250m", "memory": "512Mi"},
                          limits={"cpu": "500m", "memory": "1Gi"})
