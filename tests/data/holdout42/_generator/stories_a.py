@@ -232,9 +232,9 @@ def migration_lock_timeout() -> Story:
     rollout = now - timedelta(minutes=41)
     s.objects.append(kit.deployment(
         ns, "invoice-api", old, t_new, replicas=3, revision=44, ready=3, updated=1, available=3,
-        unavailable=1, changed=rollout,
-        progressing=("True", "ReplicaSetUpdated",
-                     f'ReplicaSet "invoice-api-{kit.rs_hash(f"{ns}/invoice-api/44")}" is progressing.')))
+        unavailable=1, changed=rollout + timedelta(minutes=10),
+        progressing=("False", "ProgressDeadlineExceeded",
+                     f'ReplicaSet "invoice-api-{kit.rs_hash(f"{ns}/invoice-api/44")}" has timed out progressing.')))
     rs_new, hn = kit.replicaset(ns, "invoice-api", 44, rollout, t_new, replicas=1, ready=0)
     rs_old, ho = kit.replicaset(ns, "invoice-api", 43, now - timedelta(days=6), t_old, replicas=3)
     s.objects += [rs_new, rs_old]
