@@ -67,9 +67,7 @@ class Story:
         lab = ",".join(f'{k}="{v}"' for k, v in labels.items())
         sample_name = name + ("_total" if mtype == "counter" and not name.endswith("_bucket") else "")
         for t, v in points:
-            value = f"{v:.6g}" if abs(v) < 1e15 else f"{v:.0f}"
-            if float(value) != v and v == int(v):
-                value = str(int(v))
+            value = f"{v:.0f}" if abs(v) >= 1000 or v == int(v) else f"{v:.4f}"
             entry[2].append(f"{sample_name}{{{lab}}} {value} {int(t.timestamp())}")
 
     def write(self, root: Path) -> None:
