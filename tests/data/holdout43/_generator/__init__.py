@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from . import s1_log_agent, s2_short_timeout
+from . import s1_log_agent, s2_short_timeout, s3_liveness_db
 from . import _kit
 from ._kit import Story
 
-BUILDERS: list[Callable[[], Story]] = [s1_log_agent.build, s2_short_timeout.build]
+BUILDERS: list[Callable[[], Story]] = [s1_log_agent.build, s2_short_timeout.build, s3_liveness_db.build]
 
 SET_DIR = Path(__file__).resolve().parents[1]
 
