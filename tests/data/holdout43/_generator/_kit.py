@@ -414,14 +414,14 @@ _event_seq = [0]
 
 def event(ns: str, kind: str, name: str, reason: str, message: str, first: datetime, last: datetime,
           count: int = 1, type_: str = "Normal", component: str = "kubelet", host: str | None = None,
-          field_path: str | None = None) -> Obj:
+          field_path: str | None = None, obj_uid: str | None = None) -> Obj:
     _event_seq[0] += 1
     obj_ns = "" if kind == "Node" else ns
     ev_ns = "default" if kind == "Node" else ns
     inv: Obj = {"kind": kind, "name": name, "apiVersion": "v1" if kind in ("Pod", "Node") else "apps/v1"}
     if obj_ns:
         inv["namespace"] = obj_ns
-    inv["uid"] = uid(name + obj_ns)
+    inv["uid"] = obj_uid or uid(name + obj_ns)
     if field_path:
         inv["fieldPath"] = field_path
     src: Obj = {"component": component}

@@ -76,7 +76,7 @@ def build() -> Story:
           endpoints("card-auth", "cards", scale, [(ip, name, n) for name, n, ip, _ in olds + news], [], 8080))
     s.add(event("cards", "HorizontalPodAutoscaler", "card-auth", "SuccessfulRescale",
                 "New size: 7; reason: cpu resource utilization (percentage of request) above target", scale, scale,
-                component="horizontal-pod-autoscaler"),
+                component="horizontal-pod-autoscaler", obj_uid=uid("hpa-card-auth")),
           event("cards", "ReplicaSet", rs, "SuccessfulCreate", f"Created pod: {news[-1][0]}", scale, scale + td(seconds=4),
                 count=3, component="replicaset-controller"))
     for name, n, ip, created in news:
