@@ -22,7 +22,7 @@ def build() -> Story:
         title="live-classroom not scaling for the 9am peak",
         now=now,
         report=("live classes are laggy and some students can't join (9am peak). HPA says it wants 8 "
-                "live-classroom pods but there are only 4. I checked the lms quota (lms-compute), we're at "
+                "live-classroom pods but there are only 4. I checked the lms quota (lms-compute), we're "
                 "nowhere near it. cluster autoscaler broken? catalog deployed fine at 9:01"),
         truth={"category": "quota_exceeded",
                "culprit": {"kind": "Deployment", "namespace": "lms", "name": "live-classroom"},
