@@ -6,12 +6,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from . import s1_log_agent, s2_short_timeout, s3_liveness_db, s4_staging_image, s5_jvm_throttle, s6_dns_netpol, s7_scoped_quota, s8_smtp_421
-from . import _kit
+from . import (
+    _kit,
+    s1_log_agent,
+    s2_short_timeout,
+    s3_liveness_db,
+    s4_staging_image,
+    s5_jvm_throttle,
+    s6_dns_netpol,
+    s7_scoped_quota,
+    s8_smtp_421,
+)
 from ._kit import Story
 
-BUILDERS: list[Callable[[], Story]] = [s1_log_agent.build, s2_short_timeout.build, s3_liveness_db.build, s4_staging_image.build, s5_jvm_throttle.build, s6_dns_netpol.build, s7_scoped_quota.build,
-                                       s8_smtp_421.build]
+BUILDERS: list[Callable[[], Story]] = [
+    s1_log_agent.build,
+    s2_short_timeout.build,
+    s3_liveness_db.build,
+    s4_staging_image.build,
+    s5_jvm_throttle.build,
+    s6_dns_netpol.build,
+    s7_scoped_quota.build,
+    s8_smtp_421.build,
+]
 
 SET_DIR = Path(__file__).resolve().parents[1]
 
