@@ -206,7 +206,7 @@ def build() -> Story:
         return agent_mem(n, t)
 
     for n, started in first.items():
-        pts = series(max(start, started), now, 300, lambda t, n=n: agent_mem_seen(n, t))
+        pts = series(max(start, started), now, 600, lambda t, n=n: agent_mem_seen(n, t))
         s.metric(
             "container_memory_working_set_bytes",
             "gauge",
@@ -623,7 +623,7 @@ def build() -> Story:
             "gauge",
             "Memory information field MemAvailable_bytes.",
             {"instance": n, "job": "node-exporter"},
-            series(created, now, 300, lambda t, n=n: avail(n, t)),
+            series(created, now, 600, lambda t, n=n: avail(n, t)),
         )
     for name, n, _created, _ in running[:3]:
         s.metric(

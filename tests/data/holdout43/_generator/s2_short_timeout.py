@@ -260,7 +260,7 @@ def build() -> Story:
     )
 
     # ---- metrics: the caller's 504s start with the rollout; the callee's latency does not move
-    start = now - td(days=3)
+    start = now - td(days=1, hours=6)
     rng = random.Random(2)
 
     def rps(t: object) -> float:

@@ -312,7 +312,7 @@ def build() -> Story:
         )
     )
     # ---- metrics
-    start = now - td(hours=20)
+    start = now - td(hours=7)
     for name, _n, _ip, restarts, _started, _last_kill in pods:
         kills = sorted(
             [sw + td(seconds=30)]

@@ -337,7 +337,7 @@ def build() -> Story:
 
     # ---- metrics and logs: the old pods serve normally
     rng = random.Random(4)
-    start = now - td(days=2)
+    start = now - td(hours=20)
     for _ip, name, _n in ips:
         s.metric(
             "http_requests",

@@ -279,7 +279,7 @@ def build() -> Story:
 
     # ---- metrics
     rng = random.Random(5)
-    start = now - td(days=2)
+    start = now - td(hours=25)
 
     def throttle_share(born: object, t: object) -> float:
         age = (t - born).total_seconds()  # type: ignore[operator]
@@ -300,14 +300,14 @@ def build() -> Story:
             "counter",
             "Number of elapsed enforcement period intervals.",
             lab,
-            counter(begin, end, 30, lambda t: 10.0),
+            counter(begin, end, 60, lambda t: 10.0),
         )
         s.metric(
             "container_cpu_cfs_throttled_periods",
             "counter",
             "Number of throttled period intervals.",
             lab,
-            counter(begin, end, 30, lambda t, c=created: 10.0 * throttle_share(c, t)),
+            counter(begin, end, 60, lambda t, c=created: 10.0 * throttle_share(c, t)),
         )
         s.metric(
             "container_cpu_usage_seconds",
@@ -351,14 +351,14 @@ def build() -> Story:
         "counter",
         "Total requests that timed out waiting for a response.",
         {"namespace": "edge", "envoy_cluster_name": "cards_card-auth_8080"},
-        counter(start, now, 30, timeouts, base=1400),
+        counter(start, now, 60, timeouts, base=1400),
     )
     s.metric(
         "envoy_cluster_upstream_rq_completed",
         "counter",
         "Total upstream requests completed.",
         {"namespace": "edge", "envoy_cluster_name": "cards_card-auth_8080"},
-        counter(start, now, 30, lambda t: 210 + 30 * rng.random(), base=610_000_000),
+        counter(start, now, 60, lambda t: 210 + 30 * rng.random(), base=610_000_000),
     )
 
     # ---- logs

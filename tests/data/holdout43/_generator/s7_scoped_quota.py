@@ -455,7 +455,7 @@ def build() -> Story:
 
     # ---- metrics
     rng = random.Random(7)
-    start = now - td(days=2)
+    start = now - td(days=1, hours=2)
 
     def load(t: object) -> float:
         h = t.hour + t.minute / 60  # type: ignore[attr-defined]

@@ -222,7 +222,7 @@ def build() -> Story:
 
     # ---- metrics
     rng = random.Random(8)
-    start = now - td(days=2)
+    start = now - td(days=1, hours=3)
 
     def inflow(t: object) -> float:
         h = t.hour  # type: ignore[attr-defined]
