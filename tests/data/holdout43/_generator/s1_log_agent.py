@@ -192,17 +192,27 @@ def build() -> Story:
                 )
             )
 
+    surge = now - td(
+        minutes=75
+    )  # the log store starts refusing bulk writes: retries pile up in memory
+
+    def backlog(since: object, t: object) -> float:
+        """Chunks held for retry since the log store slowed down (no mem_buf_limit, no limit)."""
+        begin = max(surge, since)  # type: ignore[type-var]
+        return max(0.0, (t - begin).total_seconds() / 60) * 93 * MI  # type: ignore[operator]
+
     def agent_mem(n: str, t: object) -> float:
         st = agent_start[n]
         age_h = max(0.0, (t - st).total_seconds() / 3600)  # type: ignore[operator]
-        return 160 * MI + age_h * 71 * MI + 12 * MI * math.sin(age_h)
+        return 160 * MI + age_h * 71 * MI + 12 * MI * math.sin(age_h) + backlog(st, t)
 
     start = now - td(days=7)
     first = dict(agent_start, **{"ip-10-40-2-37": upgrade + td(minutes=3)})
 
     def agent_mem_seen(n: str, t: object) -> float:
         if n == "ip-10-40-2-37" and t < sysoom:  # type: ignore[operator]
-            return 160 * MI + ((t - first[n]).total_seconds() / 3600) * 71 * MI  # type: ignore[operator]
+            hours = (t - first[n]).total_seconds() / 3600  # type: ignore[operator]
+            return 160 * MI + hours * 71 * MI + backlog(first[n], t)
         return agent_mem(n, t)
 
     for n, started in first.items():
@@ -609,11 +619,22 @@ def build() -> Story:
     )
 
     # ---- node and app metrics
+    released = {
+        "ip-10-40-1-11": [(now - td(minutes=47), 1483 * MI), (now - td(minutes=31), 1402 * MI)],
+        "ip-10-40-2-37": [(now - td(minutes=19), 1466 * MI), (now - td(minutes=14), 744 * MI)],
+    }
+
     def avail(n: str, t: object) -> float:
         if n not in ("ip-10-40-1-11", "ip-10-40-2-37"):
             return 14 * GI - agent_mem(n, t) + 400 * MI * math.sin(t.timestamp() / 7000)  # type: ignore[attr-defined]
-        base = 11.6 * GI if n.endswith("11") else 11.2 * GI
-        v = base - (agent_mem_seen(n, t) if t >= first[n] else 150 * MI)  # type: ignore[operator]
+        onset = now - td(minutes=48) if n.endswith("11") else now - td(minutes=22)
+        base = 98 * MI + agent_mem_seen(n, onset)
+        freed = sum(
+            size
+            for when, size in released[n]
+            if when <= t  # type: ignore[operator]
+        )
+        v = base - (agent_mem_seen(n, t) if t >= first[n] else 150 * MI) + freed  # type: ignore[operator]
         return max(70 * MI + 25 * MI * math.sin(t.timestamp() / 300), v)  # type: ignore[attr-defined]
 
     for n, *_ in nodes:
@@ -702,7 +723,16 @@ def build() -> Story:
             lines.append(
                 f"[{t:%Y/%m/%d %H:%M:%S}] [ warn] [engine] failed to flush chunk '1-{int(t.timestamp())}.{r.randint(100, 999)}.flb', retry in {r.choice([7, 9, 12])} seconds: task_id={r.randint(1, 400)}, input=tail.0 > output=es.0 (out_id=0)"
             )
-        t += td(seconds=r.randint(60, 400))
+        if t > surge:
+            lines.append(
+                f"[{t:%Y/%m/%d %H:%M:%S}] [error] [output:es:es.0] HTTP status=429 URI=/_bulk, response: "
+                '{"error":{"type":"es_rejected_execution_exception","reason":"rejected execution of coordinating operation"}}'
+            )
+            lines.append(
+                f"[{t:%Y/%m/%d %H:%M:%S}] [ warn] [engine] chunk '1-{int(t.timestamp())}.{r.randint(100, 999)}.flb' cannot be retried: "
+                f"task_id={r.randint(1, 900)}, input=tail.0 > output=es.0, retries queued={r.randint(900, 4000) + int((t - surge).total_seconds())}"
+            )
+        t += td(seconds=r.randint(60, 400) if t < surge else r.randint(20, 90))
     s.pod_log("observability", agent, "logship-agent", lines)
     for name, _n, t_ev, _, _cname in evicted[:3]:
         lg = []
