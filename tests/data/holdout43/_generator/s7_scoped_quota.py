@@ -194,6 +194,7 @@ def build() -> Story:
             ),
         ],
     )
+    lc["status"]["unavailableReplicas"] = 4  # the ReplicaSets ask for 8, four are available
     lc_rs = replicaset(
         lc,
         "6c8d7b9f5",
