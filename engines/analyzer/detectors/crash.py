@@ -31,6 +31,7 @@ from engines.analyzer.detectors._common import (
     pod_workload,
     snippet,
 )
+from engines.analyzer.detectors.dependency import LOCKS
 from engines.analyzer.detectors.network import RESOLUTION
 from engines.analyzer.facts import Container, Facts, LogPattern, Pod, Ref
 from engines.analyzer.scope import Scope
@@ -226,7 +227,8 @@ def _log_clues(facts: Facts, found: dict[Ref, Candidate]) -> None:
         text = pattern.example or pattern.template
         weight = 0.4 if pattern.previous else 0.25 if pattern.count >= 5 else 0.15
         config = phrase_in(text, CONFIG_FAILURES) is not None
-        unreachable = phrase_in(text, DEPENDENCY_AT_START) is not None
+        unreachable = phrase_in(text, DEPENDENCY_AT_START) is not None and \
+            phrase_in(text, LOCKS) is None  # a lock timeout is a database that answered
         if config:
             weight += 0.05
         phrase = phrase_in(text, START_FAILURES) or text.strip()[:40]

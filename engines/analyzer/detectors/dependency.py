@@ -77,7 +77,10 @@ WRITES_REFUSED = ("read-only transaction", "read only transaction", "read-only r
 _ANSWERED = re.compile(r"(?:->|=>|status[=: ]+|code[=: ]+|http/\d(?:\.\d)? |failed: |"
                        r"answered |returned |responded (?:with )?)\s*"
                        r"(40[2348]|41[05]|429|5\d\d)\b")
-OTHER_CAUSES = (*TLS, *RESOLUTION, *EXHAUSTION)  # those name a more specific cause
+# A database that answers "lock timeout" is reachable: it made the statement wait.
+LOCKS = ("lock timeout", "lock wait timeout", "locknotavailable", "deadlock detected",
+         "could not obtain lock")
+OTHER_CAUSES = (*TLS, *RESOLUTION, *EXHAUSTION, *LOCKS)  # those name a more specific cause
 
 
 def _answered_status(text: str) -> str | None:

@@ -143,13 +143,17 @@ def wanted(facts: Facts, ranked: Sequence[Candidate]) -> Iterable[tuple[str, dic
                                                                        str]]:
     """The evidence call that would explain a leading node's state: the LimitRanges of an
     OOM-killed, throttled or refused workload; the claims of a namespace whose pods stay
-    Pending on volumes; what a client refusing its peer's certificate trusts; the endpoints
-    of a Service its callers fail to reach."""
+    Pending on volumes, or of a workload out of disk space; what a client refusing its
+    peer's certificate trusts; the endpoints of a Service its callers fail to reach."""
     for candidate in ranked[:3]:
         ref = candidate.culprit
         if candidate.category in ("oom_killed", "cpu_throttling", "quota_exceeded"):
             yield ADMISSION, {"namespace": ref.namespace, "pod": ref.name}, \
                 f"see whether a LimitRange set or bounds {ref.name}'s resources"
+        if candidate.category == "resource_exhaustion" and any(
+                c.topic == "exhausted-disk space" for c in candidate.clues):
+            yield CLAIMS, {"namespace": ref.namespace}, \
+                f"see whether the volumes {ref.name} writes to are full"
         if candidate.category == "certificate":
             for client in (*candidate.affects, ref):
                 if client.kind in ROLLING:

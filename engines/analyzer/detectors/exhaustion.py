@@ -11,6 +11,7 @@ from" an executor): `saturation` recognises those shapes, whatever the numbers.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors._common import (
@@ -23,7 +24,7 @@ from engines.analyzer.detectors._common import (
     phrase_in,
     recent_events,
 )
-from engines.analyzer.detectors._logs import by_workload, sightings
+from engines.analyzer.detectors._logs import Sighting, by_workload, sightings
 from engines.analyzer.facts import Facts, MetricRow, Ref, owns
 from engines.analyzer.scope import Scope
 
@@ -235,6 +236,24 @@ def _relayed(facts: Facts, found: list[Candidate]) -> None:
             server.affects = tuple(dict.fromkeys((*server.affects, client.culprit)))
 
 
+# A server's reply that it is full for this client ("421 4.7.0 Too many connections from
+# your IP"): the server's limit, a dependency that refuses, not the client's own pool.
+_REMOTE = re.compile(r"\bfrom your ip\b|\b[45]\d\d[ -][245]\.\d{1,3}\.\d{1,3}\b", re.I)
+
+
+def _refused_by_server(ref: Ref, seen: Sequence[Sighting]) -> Candidate:
+    entry = Candidate("dependency_failure", ref)
+    for sighting in seen[:3]:
+        entry.clues.append(Clue(0.6 * sighting.factor, f"a server refuses {ref.name}: "
+                                f"{sighting.quote[:90]!r} ×{sighting.pattern.count}",
+                                (sighting.quote, sighting.phrase), sighting.pattern.source,
+                                LOG_TOOLS, "dep-refused-full"))
+    entry.fix = (f"The server {ref.name} calls refuses it for its own limit: spread or slow "
+                 f"the sends (fewer connections, backoff), or ask the provider to raise it; "
+                 f"{ref.kind} {ref.namespace}/{ref.name} itself is healthy.")
+    return entry
+
+
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
     victims = refused_callers(facts, scope)
@@ -243,6 +262,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         found.append(holder)
     evicted = _own_limit_evictions(facts)
     for ref, seen in by_workload(sightings(facts, scope, PHRASES, find=saturation)).items():
+        if all(_REMOTE.search(s.pattern.text) for s in seen):
+            found.append(_refused_by_server(ref, seen))
+            continue
         entry = evicted.pop(ref, None) or Candidate("resource_exhaustion", ref)
         kind = _kind(seen[0].pattern.text)
         for sighting in seen[:3]:

@@ -276,11 +276,44 @@ def _egress_to(facts: Facts, found: dict[Ref, Candidate], sighting: Sighting,
         _blame(found, policy, sighting, 0.3 if shut else 0.15,
                f"NetworkPolicy {policy.name} lets {caller.name} out only {allowed[:100]}: "
                f"not to {where}", f"let {caller.name} reach {where}")
-        if address is not None and (rule := _allowlist(policy, port)) is not None:
+        if (moved := _moved_peer(facts, policy, port)) is not None:
+            stale, became = moved
+            found[Ref("NetworkPolicy", policy.namespace, policy.name)].clues.append(Clue(
+                0.35, f"its rule {stale!r} reaches pods of namespace {policy.namespace} only, "
+                f"and {became} (a destination that moved)",
+                (stale[:60],), policy.source, (POLICIES,), "policy-allowlist"))
+        elif address is not None and (rule := _allowlist(policy, port)) is not None:
             found[Ref("NetworkPolicy", policy.namespace, policy.name)].clues.append(Clue(
                 0.3, f"its rule {rule!r} lists the addresses {caller.name} may reach on port "
                 f"{port}, and {address} is not one of them (a destination that moved)",
                 (rule[:60],), policy.source, (POLICIES,), "policy-allowlist"))
+
+
+_POD_LABELS = re.compile(r"^to pods ([^ ]+)")
+
+
+def _moved_peer(facts: Facts, policy: Policy, port: str) -> tuple[str, str] | None:
+    """An egress rule that opens this port to pods of the policy's own namespace by a label
+    whose value names no running workload there (it runs no pod, or only in another
+    namespace): the peer moved, and the rule (a bare podSelector) no longer reaches it.
+    The rule, and what became of the peer."""
+    for rule in policy.egress:
+        low = rule.lower()
+        if not port or opens(low.partition(" on ")[2], port) is not True or (
+                match := _POD_LABELS.match(low)) is None:
+            continue
+        values = {pair.partition("=")[2] for pair in match.group(1).split(",")}
+        here = {r.name for r, w in facts.workloads.items() if r.namespace == policy.namespace
+                and (w.ready or w.desired)}
+        named = sorted(r.name for r in facts.workloads if r.name in values
+                       and r.namespace == policy.namespace)
+        elsewhere = sorted({r.namespace for r in facts.workloads if r.name in values
+                            and r.namespace != policy.namespace})
+        if values & here or not (named or elsewhere):
+            continue
+        return rule, (f"{named[0]} runs no pod in {policy.namespace}" if named
+                      else f"it runs in {elsewhere[0]} now")
+    return None
 
 
 def _allowlist(policy: Policy, port: str) -> str | None:

@@ -6,7 +6,15 @@ and an ExternalName alias are the network fault their callers only report."""
 
 from __future__ import annotations
 
-from engines.analyzer.detectors import dependency, exhaustion, network, node, run_detectors
+from engines.analyzer.detectors import (
+    dependency,
+    evidence,
+    exhaustion,
+    network,
+    node,
+    run_detectors,
+)
+from engines.analyzer.detectors._common import CLAIMS
 from engines.analyzer.facts import Facts
 from engines.analyzer.transcript import Observation
 from tests.engines.analyzer.helpers import (
@@ -270,3 +278,25 @@ def test_calls_to_a_service_fail_through_a_sick_kube_proxy() -> None:
                                           ready="4/4")), calls)
     alone = dependency.detect(healthy, scope_of(healthy, report))
     assert [c.blames for c in alone] == [()]  # a healthy proxy is on nobody's path
+
+
+def test_a_workload_out_of_disk_space_has_its_volumes_read() -> None:
+    report = "risk scores look stale since 10:30"
+    facts = facts_of(workloads(workload("risk-scorer", "fraud", kind="StatefulSet")),
+                     patterns(pattern("rocksdb: IO error: No space left on device",
+                                      service="risk-scorer", pod="risk-scorer-0", count=2)))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert (CLAIMS, {"namespace": "fraud"}) in [(tool, args) for tool, args, _ in
+                                                evidence.wanted(facts, found)]
+
+
+def test_a_server_full_for_this_client_is_a_dependency_not_its_own_pool() -> None:
+    """An SMTP relay's "421 4.7.0 Too many connections from your IP" is the server's limit;
+    the same words from the client's own pool stay its exhaustion."""
+    refused = caller_logging("smtp: 421 4.7.0 Too many connections from your IP "
+                             "(35.204.77.19), try again later")
+    assert categories(exhaustion.detect(refused, scope_of(refused, REPORT))) == [
+        ("dependency_failure", "points-sync")]
+    own = caller_logging("HikariPool-1: too many connections in use, request timed out")
+    assert categories(exhaustion.detect(own, scope_of(own, REPORT))) == [
+        ("resource_exhaustion", "points-sync")]
