@@ -300,3 +300,34 @@ def test_a_server_full_for_this_client_is_a_dependency_not_its_own_pool() -> Non
     own = caller_logging("HikariPool-1: too many connections in use, request timed out")
     assert categories(exhaustion.detect(own, scope_of(own, REPORT))) == [
         ("resource_exhaustion", "points-sync")]
+
+
+def test_a_migration_that_hits_a_lock_timeout_is_a_crash_not_a_dependency() -> None:
+    """The database answered (it made the statement wait): the container's own start-up
+    fails, not its reach of the database."""
+    line = ("sqlalchemy.exc.OperationalError: (psycopg2.errors.LockNotAvailable) canceling "
+            "statement due to lock timeout")
+    facts = caller_logging(line)
+    assert dependency.detect(facts, scope_of(facts, REPORT)) == []
+    reach = caller_logging("could not connect to server: connection timed out")
+    assert categories(dependency.detect(reach, scope_of(reach, REPORT))) == [
+        ("dependency_failure", "points-sync")]
+
+
+def test_an_egress_rule_to_pods_that_moved_away_is_the_network_fault() -> None:
+    """The rule opens the database's port to pods of its own namespace whose workload runs
+    no pod there any more: the database moved, the old policy is the fault."""
+    report = "fulfilment fails on every order, timeouts connecting to the database"
+    facts = facts_of(
+        workloads(workload("fulfillment-api", "claims"),
+                  workload("orders-db", "claims", kind="StatefulSet", ready="0/0"),
+                  workload("orders-pg", "databases", kind="StatefulSet", ready="2/2")),
+        policies({"name": "fulfillment-egress", "applies_to": "app=fulfillment-api",
+                  "created": OLD, "types": ["Egress"],
+                  "selected_workloads": ["Deployment/fulfillment-api"],
+                  "egress": ["to pods app=orders-db on TCP/5432"]}),
+        patterns(pattern("client error: connect ETIMEDOUT 10.2.31.7:5432",
+                         service="fulfillment-api", pod="fulfillment-api-5d-x", count=200)))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("network", "fulfillment-egress")
+    assert any("orders-db runs no pod in claims" in c.note for c in found[0].clues)
