@@ -139,6 +139,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     callees: dict[Ref, Candidate] = {}
     seen_all = sightings(facts, scope, (*CONNECT, *REFUSED, *THROTTLED, *WRITES_REFUSED),
                          OTHER_CAUSES, find=_answered_status)
+    proxies = _sick_proxies(facts)
     for caller, seen in by_workload(seen_all).items():
         entry = Candidate("dependency_failure", caller)
         hosts: list[Target] = []
@@ -169,7 +170,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             if callee is not None and callee != caller:
                 entry.blames = tuple(dict.fromkeys((*entry.blames, callee)))
             if inside:  # Service traffic goes through each node's proxy: a sick one fails it
-                entry.blames = tuple(dict.fromkeys((*entry.blames, *_sick_proxies(facts))))
+                entry.blames = tuple(dict.fromkeys((*entry.blames, *proxies)))
             entry.clues.append(Clue(weight, note, (sighting.quote, sighting.phrase),
                                     sighting.pattern.source, LOG_TOOLS, "dep-log"))
             if sighting.why:

@@ -297,14 +297,12 @@ def _moved_peer(facts: Facts, policy: Policy, port: str) -> tuple[str, str] | No
     whose value names no running workload there (it runs no pod, or only in another
     namespace): the peer moved, and the rule (a bare podSelector) no longer reaches it.
     The rule, and what became of the peer."""
+    here = {r.name for r, w in facts.workloads.items() if r.namespace == policy.namespace
+            and (w.ready or w.desired)}
     for rule in policy.egress:
-        low = rule.lower()
-        if not port or opens(low.partition(" on ")[2], port) is not True or (
-                match := _POD_LABELS.match(low)) is None:
+        if not _opens_port(rule, port) or (match := _POD_LABELS.match(rule.lower())) is None:
             continue
         values = {pair.partition("=")[2] for pair in match.group(1).split(",")}
-        here = {r.name for r, w in facts.workloads.items() if r.namespace == policy.namespace
-                and (w.ready or w.desired)}
         named = sorted(r.name for r in facts.workloads if r.name in values
                        and r.namespace == policy.namespace)
         elsewhere = sorted({r.namespace for r in facts.workloads if r.name in values
@@ -320,8 +318,13 @@ def _allowlist(policy: Policy, port: str) -> str | None:
     """The egress rule that opens this very port to named address blocks only: the
     allowlist meant for the destination, when the destination's address is outside it."""
     return next((rule for rule in policy.egress if _BLOCK.search(rule.lower())
-                 and "/0" not in rule and port and opens(rule.lower().partition(" on ")[2],
-                                                         port) is True), None)
+                 and "/0" not in rule and _opens_port(rule, port)), None)
+
+
+def _opens_port(rule: str, port: str) -> bool:
+    """Whether an egress rule names this very port (not "all ports" by omission: a known
+    port the rule's ports list lets through)."""
+    return bool(port) and opens(rule.lower().partition(" on ")[2], port) is True
 
 
 def _blame(found: dict[Ref, Candidate], policy: Policy, sighting: Sighting, weight: float,
