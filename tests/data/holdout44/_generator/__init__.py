@@ -1,0 +1,1 @@
+"""Deterministic generator for the holdout44 scenarios."""
