@@ -11,6 +11,9 @@ MODULES = [
     "s3_migration_init",
     "s4_monthly_oom",
     "s5_broker_disk_full",
+    "s6_zone_selector",
+    "s7_probe_401",
+    "s8_san_mismatch",
 ]
 
 

@@ -121,6 +121,18 @@ class Scenario:
             lines.append(f"{name}_sum{{{base}}} {_num(total)} {ts}")
         fam["series"].append(("__raw__", lines, []))
 
+    def summary(self, name: str, help_: str, labels: dict[str, str],
+                points: list[tuple[datetime, float, float]]) -> None:
+        """points: (time, count, sum)."""
+        fam = self.families.setdefault(name, {"type": "summary", "help": help_, "series": []})
+        base = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        lines = []
+        for at, count, total in points:
+            ts = int(at.timestamp())
+            lines.append(f"{name}_count{{{base}}} {_num(count)} {ts}")
+            lines.append(f"{name}_sum{{{base}}} {_num(total)} {ts}")
+        fam["series"].append(("__raw__", lines, []))
+
     def steps(self, minutes: int, step_s: int = 60) -> list[datetime]:
         start = self.now - timedelta(minutes=minutes)
         count = minutes * 60 // step_s
