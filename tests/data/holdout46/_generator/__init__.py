@@ -1,0 +1,1 @@
+"""Deterministic generator of the holdout46 scenarios."""
