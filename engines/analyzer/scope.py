@@ -63,6 +63,14 @@ _FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|
                    r"(?:ok|okay|good|normal|healthy)\b|\bno (?:issues?|problems?|errors?)\b")
 
 
+# A sentence that guesses at a cause ("someone rolled out X just before, can we roll it
+# back?", "I suspect the 3.31 rollout") names a suspect, not what is broken: reporters'
+# guesses are often the decoy, so a name said only there counts for less.
+_GUESS = re.compile(r"\b(?:i suspect|suspect|i think|i guess|maybe|perhaps|probably|could it be|"
+                    r"might be|can we roll|roll it back|rolled? back|should i|or is)\b")
+GUESSED = 0.6  # what a name said only in a guess keeps of its match
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """The report's targets with match strengths (0..1), its symptoms and its onset."""
@@ -126,6 +134,12 @@ def _onset(text: str, now: datetime) -> datetime | None:
     return None
 
 
+def _not_guesses(report: str) -> list[str]:
+    """The report's sentences that say what is wrong rather than guess why."""
+    sentences = (x for x in re.split(r"(?<=[.?!])\s+|\n", report.lower()) if x.strip())
+    return [x for x in sentences if not _GUESS.search(x)]
+
+
 def ignored_terms(topics: Iterable[str]) -> frozenset[str]:
     """Distinctive words of "ignore ..." replies ("the redis warnings in cart" → redis, cart)."""
     noise = GENERIC | {"warning", "warnings", "error", "errors", "alert", "alerts", "logs", "log",
@@ -173,8 +187,12 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
     words, cleared_words = _words(text), _words(cleared)
     targets: dict[Ref, float] = {}
     names = set(facts.workloads) | {Ref("Service", ns, n) for ns, n in facts.services}
+    plain, _ = _complaint(" ".join(_not_guesses(_uncamel(report))))
+    plain_words = _words(plain)
     for ref in names:
         strength = _name_match(ref.name, text, words)
+        if strength and plain != text:
+            strength = max(_name_match(ref.name, plain, plain_words), GUESSED * strength)
         if cleared and strength <= _name_match(ref.name, cleared, cleared_words):
             continue  # said to be fine at least as clearly as it is complained about
         if strength > 0 and ref.kind == "Service":

@@ -33,6 +33,7 @@ from engines.analyzer.detectors._targets import (
     named,
     resolve,
     service_at,
+    spoken_server,
     target_workload,
     troubled,
     unnamed_upstream,
@@ -89,9 +90,16 @@ def _answered_status(text: str) -> str | None:
     return match.group(0) if match else None
 
 
+# A cloud provider's SDK names the service it called, not a host ("operation error S3:
+# PutObject", "DynamoDB: ProvisionedThroughputExceededException", "googleapi: Error 429").
+_CLOUD_API = re.compile(r"\boperation error [a-z0-9 ]+:|\bapi error\b|\bgoogleapi\b|"
+                        r"\b(?:s3|sqs|sns|dynamodb|kinesis|aws|gcs|azure)\b", re.I)
+
+
 def _outside_refusal(sighting: Sighting, targets: list[Target]) -> bool:
     text = f"{sighting.pattern.example} {sighting.pattern.template}".lower()
-    return any(t.external for t in targets) or "provider" in text
+    return any(t.external for t in targets) or "provider" in text or bool(
+        _CLOUD_API.search(text))
 
 
 def _targets(sighting: Sighting, facts: Facts) -> list[Target]:
@@ -153,7 +161,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             text = f"{sighting.pattern.example} {sighting.pattern.template}"
             callee = next((w for t in inside if (w := target_workload(t, facts))), None) or \
                 next(iter(named(text, caller, facts)), None) or \
-                unnamed_upstream(facts, caller, text)
+                unnamed_upstream(facts, caller, text) or spoken_server(text, caller, facts)
             if (callee is not None and callee != caller and troubled(callee, facts)) or any(
                     (s := facts.services.get((t.namespace, t.service))) is not None
                     and service_fault(s) for t in inside):

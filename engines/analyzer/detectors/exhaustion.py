@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors._common import (
@@ -54,7 +55,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "disk space": ("no space left on device", "enospc", "disk full", "disk quota exceeded",
                    "not enough space", "insufficient disk space", "filesystem is full",
                    # a search or storage cluster saying its own disks are past their marks
-                   "flood stage disk watermark", "high disk watermark"),
+                   "flood stage disk watermark", "high disk watermark",
+                   # a message broker that stops taking publishes while its disk is low
+                   "free disk space is insufficient", "disk resource limit alarm",
+                   "disk alarm", "low on disk"),
     # a client that opens a connection per call runs out of local (ephemeral) ports
     "local ports": ("cannot assign requested address", "eaddrnotavail",
                     "ephemeral ports exhausted", "no ephemeral ports"),
@@ -222,9 +226,14 @@ def _serves(facts: Facts, ref: Ref) -> bool:
         server in image.lower() for image in workload.images for server in SERVERS)
 
 
+CORROBORATED = 0.25  # a server's own exhaustion, for each client that reports it (two at most)
+
+
 def _relayed(facts: Facts, found: list[Candidate]) -> None:
     """A server (a database, a broker) that logs its own exhaustion owns it: a client that
-    logs the same kind of exhaustion relays the server's error, and is its victim."""
+    logs the same kind of exhaustion relays the server's error, and is its victim. Each
+    such client also corroborates the server's word, however quietly the server logs it (a
+    broker warns once that it blocks publishers; its clients fail on every publish)."""
     kinds = {id(c): {clue.topic for clue in c.clues} for c in found}
     for server in (c for c in found if _serves(facts, c.culprit)):
         for client in found:
@@ -233,6 +242,11 @@ def _relayed(facts: Facts, found: list[Candidate]) -> None:
             if client is server or not shared or _serves(facts, client.culprit):
                 continue
             client.demote(0.5, f"it relays {server.culprit.name}'s own exhaustion")
+            if len(server.affects) < 2 and client.culprit not in server.affects:
+                quote = next(c for c in client.clues if c.topic in shared)
+                server.clues.append(replace(quote, weight=CORROBORATED, note=(
+                    f"{client.culprit.name} reports it too: {quote.note}")[:160],
+                    topic=f"exhausted-seen-by-{client.culprit.name}"))
             server.affects = tuple(dict.fromkeys((*server.affects, client.culprit)))
 
 
@@ -267,9 +281,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             continue
         entry = evicted.pop(ref, None) or Candidate("resource_exhaustion", ref)
         kind = _kind(seen[0].pattern.text)
+        server = _serves(facts, ref)  # a server says so once; its clients fail on every call
         for sighting in seen[:3]:
             count = sighting.pattern.count
-            weight = (0.6 if count >= 10 or sighting.pattern.previous else 0.35) * sighting.factor
+            weight = (0.6 if count >= 10 or sighting.pattern.previous or server else 0.35) \
+                * sighting.factor
             entry.clues.append(Clue(weight, f"{ref.name} logs {sighting.quote[:90]!r}"
                                     + (f" ×{count}" if count > 1 else ""),
                                     (sighting.quote, sighting.phrase), sighting.pattern.source,

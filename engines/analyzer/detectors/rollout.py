@@ -144,6 +144,10 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
         entry.clues.append(Clue(weight, f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
                                 (t.LOG_PATTERNS, *t.LOG_TOOLS), "new-errors"))
+    if (named := _named_by_victims(facts, rollout, current)) is not None:
+        clue, victims = named
+        entry.clues.append(clue)
+        entry.affects = tuple(dict.fromkeys((*entry.affects, *victims)))
     if scope.onset is not None and (lag := _lag(current.created, scope.onset)):
         entry.add(0.15 * lag, "the report's start time matches the rollout",
                   (f"revision: {current.hash or current.number}",), rollout.source, (t.ROLLOUT,),
@@ -170,6 +174,37 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     entry.fix = (f"Roll {ref.kind} {ref.namespace}/{ref.name} back to {previous.label} ({old}) "
                  f"with {undo}, then fix the regression before releasing again.")
     return entry
+
+
+def _tag(image: str) -> str:
+    """The tag of an image reference ("reg.io/team/app:4.8.0" -> "4.8.0"), if it has one."""
+    last = image.rsplit("/", 1)[-1].split("@", 1)[0]
+    return last.rsplit(":", 1)[1] if ":" in last else ""
+
+
+def _named_by_victims(facts: Facts, rollout: Rollout,
+                      current: Revision) -> tuple[Clue, tuple[Ref, ...]] | None:
+    """Another workload's new errors that name this one at its new version ("producer
+    order-service@4.8.0", "from checkout 2.3.0"): what the revision sends or answers breaks
+    its peers, while its own pods look healthy."""
+    old = {_tag(i) for i in (rollout.previous.images if rollout.previous else ())}
+    tags = {tag for i in current.images if len(tag := _tag(i)) >= 3 and tag not in old}
+    if not tags or current.created is None:
+        return None
+    name = rollout.ref.name.lower()
+    found = [(p, owners[0]) for p in facts.patterns if p.first is not None and p.count >= 3
+             and t.level_of(p) in ERROR_LEVELS and (owners := t.pattern_workloads(p, facts))
+             and owners[0] != rollout.ref and _aligned(current.created, p.first)
+             and name in (low := p.text.lower()) and any(tag in low for tag in tags)]
+    if not found:
+        return None
+    top, victim = max(found, key=lambda f: f[0].count)
+    tag = next(tag for tag in tags if tag in top.text.lower())
+    weight = 0.45 * _lag(current.created, top.first)
+    quote = t.snippet(top.example or top.template, tag, 60)
+    return Clue(weight, f"{victim.name}'s errors since the rollout name it at its new version "
+                f"{tag}: {top.template[:80]} (×{top.count})", (quote[:70], tag), top.source,
+                t.LOG_TOOLS, "named-by-victims"), tuple(dict.fromkeys(v for _, v in found))
 
 
 def _cpu_appetite(facts: Facts, ref: Ref, created: datetime) -> Clue | None:
