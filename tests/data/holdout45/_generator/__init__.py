@@ -1,1 +1,2 @@
-"""Generator of the holdout45 scenarios: `PYTHONPATH=. python -m tests.data.holdout45._generator`."""
+"""Generator of the holdout45 scenarios:
+`PYTHONPATH=. python -m tests.data.holdout45._generator`."""

@@ -3,6 +3,7 @@
 Everything is deterministic: uids are uuid5 of the object's path, random choices come
 from a per-scenario seeded Random.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,12 +12,12 @@ import math
 import random
 import shutil
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
 
-UTC = timezone.utc
+UTC = UTC
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -60,6 +61,7 @@ def suffix(*parts: str, n: int = 5) -> str:
 
 # --------------------------------------------------------------------------- objects
 
+
 def meta(name, ns=None, created=None, labels=None, annotations=None, owner=None, kind=""):
     m = {"name": name}
     if ns:
@@ -74,40 +76,87 @@ def meta(name, ns=None, created=None, labels=None, annotations=None, owner=None,
         m["annotations"] = dict(annotations)
     if owner:
         okind, oname = owner[0], owner[1]
-        oapi = {"ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1",
-                "Deployment": "apps/v1", "Job": "batch/v1", "CronJob": "batch/v1",
-                "Node": "v1"}[okind]
-        m["ownerReferences"] = [{"apiVersion": oapi, "kind": okind, "name": oname,
-                                 "uid": uid(okind, "" if okind == "Node" else ns or "", oname),
-                                 "controller": True, "blockOwnerDeletion": True}]
+        oapi = {
+            "ReplicaSet": "apps/v1",
+            "StatefulSet": "apps/v1",
+            "DaemonSet": "apps/v1",
+            "Deployment": "apps/v1",
+            "Job": "batch/v1",
+            "CronJob": "batch/v1",
+            "Node": "v1",
+        }[okind]
+        m["ownerReferences"] = [
+            {
+                "apiVersion": oapi,
+                "kind": okind,
+                "name": oname,
+                "uid": uid(okind, "" if okind == "Node" else ns or "", oname),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
     return m
 
 
 def namespace(name, created, labels=None):
     lb = {"kubernetes.io/metadata.name": name}
     lb.update(labels or {})
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": meta(name, None, created, lb, kind="Namespace"),
-            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": meta(name, None, created, lb, kind="Namespace"),
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
 
 
 COND_OK = {
-    "MemoryPressure": ("False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    "MemoryPressure": (
+        "False",
+        "KubeletHasSufficientMemory",
+        "kubelet has sufficient memory available",
+    ),
     "DiskPressure": ("False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
     "PIDPressure": ("False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
     "Ready": ("True", "KubeletReady", "kubelet is posting ready status"),
 }
 COND_BAD = {
-    "MemoryPressure": ("True", "KubeletHasInsufficientMemory", "kubelet has insufficient memory available"),
+    "MemoryPressure": (
+        "True",
+        "KubeletHasInsufficientMemory",
+        "kubelet has insufficient memory available",
+    ),
     "DiskPressure": ("True", "KubeletHasDiskPressure", "kubelet has disk pressure"),
     "PIDPressure": ("True", "KubeletHasInsufficientPID", "kubelet has insufficient PID available"),
-    "Ready": ("False", "KubeletNotReady", "container runtime status check may not have completed yet"),
+    "Ready": (
+        "False",
+        "KubeletNotReady",
+        "container runtime status check may not have completed yet",
+    ),
 }
 
 
-def node(name, created, now, *, ip, cpu, mem_gi, instance_type, zone, pool,
-         ephemeral_gi=100, pods=58, bad=None, taints=None, unschedulable=False,
-         kubelet="v1.30.6-eks-7f9249a", images=None, extra_labels=None, pid_max=None):
+def node(
+    name,
+    created,
+    now,
+    *,
+    ip,
+    cpu,
+    mem_gi,
+    instance_type,
+    zone,
+    pool,
+    ephemeral_gi=100,
+    pods=58,
+    bad=None,
+    taints=None,
+    unschedulable=False,
+    kubelet="v1.30.6-eks-7f9249a",
+    images=None,
+    extra_labels=None,
+    pid_max=None,
+):
     bad = bad or {}
     conds = []
     for t in ("MemoryPressure", "DiskPressure", "PIDPressure", "Ready"):
@@ -117,14 +166,27 @@ def node(name, created, now, *, ip, cpu, mem_gi, instance_type, zone, pool,
         else:
             st, reason, msg = COND_OK[t]
             since = created + timedelta(seconds=41)
-        conds.append({"type": t, "status": st, "lastHeartbeatTime": iso(now - timedelta(seconds=23)),
-                      "lastTransitionTime": iso(since), "reason": reason, "message": msg})
+        conds.append(
+            {
+                "type": t,
+                "status": st,
+                "lastHeartbeatTime": iso(now - timedelta(seconds=23)),
+                "lastTransitionTime": iso(since),
+                "reason": reason,
+                "message": msg,
+            }
+        )
     labels = {
-        "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
         "node.kubernetes.io/instance-type": instance_type,
-        "topology.kubernetes.io/region": zone[:-1], "topology.kubernetes.io/zone": zone,
-        "eks.amazonaws.com/nodegroup": pool, "eks.amazonaws.com/capacityType": "ON_DEMAND",
+        "topology.kubernetes.io/region": zone[:-1],
+        "topology.kubernetes.io/zone": zone,
+        "eks.amazonaws.com/nodegroup": pool,
+        "eks.amazonaws.com/capacityType": "ON_DEMAND",
     }
     labels.update(extra_labels or {})
     alloc_cpu = f"{cpu * 1000 - (70 if cpu <= 4 else 110 if cpu <= 16 else 190)}m"
@@ -135,36 +197,82 @@ def node(name, created, now, *, ip, cpu, mem_gi, instance_type, zone, pool,
     if unschedulable:
         spec["unschedulable"] = True
     status = {
-        "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name},
-                      {"type": "InternalDNS", "address": name}],
-        "allocatable": {"cpu": alloc_cpu, "ephemeral-storage": str(int(ephemeral_gi * 1024 ** 3 * 0.9)),
-                        "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": alloc_mem, "pods": str(pods)},
-        "capacity": {"cpu": str(cpu), "ephemeral-storage": f"{ephemeral_gi * 1024 * 1024}Ki",
-                     "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": f"{mem_gi * 1024 * 1024}Ki",
-                     "pods": str(pods)},
+        "addresses": [
+            {"type": "InternalIP", "address": ip},
+            {"type": "Hostname", "address": name},
+            {"type": "InternalDNS", "address": name},
+        ],
+        "allocatable": {
+            "cpu": alloc_cpu,
+            "ephemeral-storage": str(int(ephemeral_gi * 1024**3 * 0.9)),
+            "hugepages-1Gi": "0",
+            "hugepages-2Mi": "0",
+            "memory": alloc_mem,
+            "pods": str(pods),
+        },
+        "capacity": {
+            "cpu": str(cpu),
+            "ephemeral-storage": f"{ephemeral_gi * 1024 * 1024}Ki",
+            "hugepages-1Gi": "0",
+            "hugepages-2Mi": "0",
+            "memory": f"{mem_gi * 1024 * 1024}Ki",
+            "pods": str(pods),
+        },
         "conditions": conds,
         "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-        "nodeInfo": {"architecture": "amd64", "bootID": uid("boot", name),
-                     "containerRuntimeVersion": "containerd://1.7.22",
-                     "kernelVersion": "6.1.112-122.189.amzn2023.x86_64",
-                     "kubeProxyVersion": kubelet, "kubeletVersion": kubelet,
-                     "machineID": hexid("m", name, n=32), "operatingSystem": "linux",
-                     "osImage": "Amazon Linux 2023.6.20241031", "systemUUID": uid("sys", name)},
+        "nodeInfo": {
+            "architecture": "amd64",
+            "bootID": uid("boot", name),
+            "containerRuntimeVersion": "containerd://1.7.22",
+            "kernelVersion": "6.1.112-122.189.amzn2023.x86_64",
+            "kubeProxyVersion": kubelet,
+            "kubeletVersion": kubelet,
+            "machineID": hexid("m", name, n=32),
+            "operatingSystem": "linux",
+            "osImage": "Amazon Linux 2023.6.20241031",
+            "systemUUID": uid("sys", name),
+        },
     }
     if images:
         status["images"] = [{"names": [n], "sizeBytes": s} for n, s in images]
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": meta(name, None, created, labels,
-                             {"alpha.kubernetes.io/provided-node-ip": ip,
-                              "node.alpha.kubernetes.io/ttl": "0",
-                              "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
-                             kind="Node"),
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": meta(
+            name,
+            None,
+            created,
+            labels,
+            {
+                "alpha.kubernetes.io/provided-node-ip": ip,
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+            kind="Node",
+        ),
+        "spec": spec,
+        "status": status,
+    }
 
 
-def container(name, image, *, cpu_req=None, mem_req=None, cpu_lim=None, mem_lim=None, ports=None,
-              env=None, args=None, command=None, readiness=None, liveness=None, mounts=None,
-              eph_req=None, eph_lim=None):
+def container(
+    name,
+    image,
+    *,
+    cpu_req=None,
+    mem_req=None,
+    cpu_lim=None,
+    mem_lim=None,
+    ports=None,
+    env=None,
+    args=None,
+    command=None,
+    readiness=None,
+    liveness=None,
+    mounts=None,
+    eph_req=None,
+    eph_lim=None,
+):
     c = {"name": name, "image": image}
     if command:
         c["command"] = command
@@ -176,11 +284,17 @@ def container(name, image, *, cpu_req=None, mem_req=None, cpu_lim=None, mem_lim=
         c["env"] = [e if isinstance(e, dict) else {"name": e[0], "value": e[1]} for e in env]
     res = {}
     if cpu_lim or mem_lim or eph_lim:
-        res["limits"] = {k: v for k, v in (("cpu", cpu_lim), ("memory", mem_lim),
-                                           ("ephemeral-storage", eph_lim)) if v}
+        res["limits"] = {
+            k: v
+            for k, v in (("cpu", cpu_lim), ("memory", mem_lim), ("ephemeral-storage", eph_lim))
+            if v
+        }
     if cpu_req or mem_req or eph_req:
-        res["requests"] = {k: v for k, v in (("cpu", cpu_req), ("memory", mem_req),
-                                             ("ephemeral-storage", eph_req)) if v}
+        res["requests"] = {
+            k: v
+            for k, v in (("cpu", cpu_req), ("memory", mem_req), ("ephemeral-storage", eph_req))
+            if v
+        }
     c["resources"] = res
     if readiness:
         c["readinessProbe"] = readiness
@@ -195,8 +309,13 @@ def container(name, image, *, cpu_req=None, mem_req=None, cpu_lim=None, mem_lim=
 
 
 def http_probe(path, port, period=10, delay=0, timeout=1, failure=3):
-    p = {"httpGet": {"path": path, "port": port, "scheme": "HTTP"}, "periodSeconds": period,
-         "timeoutSeconds": timeout, "successThreshold": 1, "failureThreshold": failure}
+    p = {
+        "httpGet": {"path": path, "port": port, "scheme": "HTTP"},
+        "periodSeconds": period,
+        "timeoutSeconds": timeout,
+        "successThreshold": 1,
+        "failureThreshold": failure,
+    }
     if delay:
         p["initialDelaySeconds"] = delay
     return p
@@ -207,7 +326,7 @@ def qos(containers):
     reqs = [c["resources"].get("requests", {}) for c in containers]
     if not any(lims) and not any(reqs):
         return "BestEffort"
-    for li, rq in zip(lims, reqs):
+    for li, rq in zip(lims, reqs, strict=False):
         if not li.get("cpu") or not li.get("memory"):
             return "Burstable"
         if rq.get("cpu", li["cpu"]) != li["cpu"] or rq.get("memory", li["memory"]) != li["memory"]:
@@ -215,30 +334,65 @@ def qos(containers):
     return "Guaranteed"
 
 
-def pod(name, ns, *, node_name, ip, host_ip, created, owner, labels, containers, started=None,
-        statuses=None, phase="Running", ready=True, volumes=None, sa="default", priority=0,
-        priority_class=None, reason=None, message=None, annotations=None, init_containers=None,
-        tolerations=None, node_selector=None, hostname=None, subdomain=None, ready_since=None):
+def pod(
+    name,
+    ns,
+    *,
+    node_name,
+    ip,
+    host_ip,
+    created,
+    owner,
+    labels,
+    containers,
+    started=None,
+    statuses=None,
+    phase="Running",
+    ready=True,
+    volumes=None,
+    sa="default",
+    priority=0,
+    priority_class=None,
+    reason=None,
+    message=None,
+    annotations=None,
+    init_containers=None,
+    tolerations=None,
+    node_selector=None,
+    hostname=None,
+    subdomain=None,
+    ready_since=None,
+):
     started = started or created + timedelta(seconds=2)
     statuses = statuses or {}
     cstat = []
     for c in containers:
         s = statuses.get(c["name"], {})
-        st = {"name": c["name"], "image": c["image"],
-              "imageID": c["image"].split(":")[0] + "@sha256:" + hexid("img", c["image"]),
-              "containerID": "containerd://" + hexid("ctr", ns, name, c["name"], str(s.get("restartCount", 0))),
-              "ready": s.get("ready", ready), "started": s.get("started", phase == "Running"),
-              "restartCount": s.get("restartCount", 0)}
+        st = {
+            "name": c["name"],
+            "image": c["image"],
+            "imageID": c["image"].split(":")[0] + "@sha256:" + hexid("img", c["image"]),
+            "containerID": "containerd://"
+            + hexid("ctr", ns, name, c["name"], str(s.get("restartCount", 0))),
+            "ready": s.get("ready", ready),
+            "started": s.get("started", phase == "Running"),
+            "restartCount": s.get("restartCount", 0),
+        }
         if "state" in s:
             st["state"] = s["state"]
         else:
             st["state"] = {"running": {"startedAt": iso(started + timedelta(seconds=3))}}
         st["lastState"] = s.get("lastState", {})
         if phase == "Failed" and "state" not in s:
-            st["state"] = {"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown",
-                                          "message": "The container could not be located when the pod was terminated",
-                                          "startedAt": iso(started + timedelta(seconds=3)),
-                                          "finishedAt": iso(ready_since or started)}}
+            st["state"] = {
+                "terminated": {
+                    "exitCode": 137,
+                    "reason": "ContainerStatusUnknown",
+                    "message": "The container could not be located when the pod was terminated",
+                    "startedAt": iso(started + timedelta(seconds=3)),
+                    "finishedAt": iso(ready_since or started),
+                }
+            }
             st["ready"] = False
             st["started"] = False
         if phase == "Pending" and "state" not in s:
@@ -248,12 +402,31 @@ def pod(name, ns, *, node_name, ip, host_ip, created, owner, labels, containers,
     rs = ready_since or started + timedelta(seconds=12)
     rdy = "True" if ready and phase == "Running" else "False"
     conds = [
-        {"type": "PodReadyToStartContainers", "status": "True" if phase == "Running" else "False",
-         "lastProbeTime": None, "lastTransitionTime": iso(started + timedelta(seconds=2))},
-        {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": iso(started)},
+        {
+            "type": "PodReadyToStartContainers",
+            "status": "True" if phase == "Running" else "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": iso(started + timedelta(seconds=2)),
+        },
+        {
+            "type": "Initialized",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": iso(started),
+        },
         {"type": "Ready", "status": rdy, "lastProbeTime": None, "lastTransitionTime": iso(rs)},
-        {"type": "ContainersReady", "status": rdy, "lastProbeTime": None, "lastTransitionTime": iso(rs)},
-        {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": iso(created)},
+        {
+            "type": "ContainersReady",
+            "status": rdy,
+            "lastProbeTime": None,
+            "lastTransitionTime": iso(rs),
+        },
+        {
+            "type": "PodScheduled",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": iso(created),
+        },
     ]
     if rdy == "False" and phase == "Running":
         notready = [c["name"] for c in cstat if not c["ready"]]
@@ -264,13 +437,34 @@ def pod(name, ns, *, node_name, ip, host_ip, created, owner, labels, containers,
         for cd in conds[2:4]:
             cd["reason"] = "PodFailed"
         conds[0]["status"] = "False"
-    spec = {"containers": containers, "dnsPolicy": "ClusterFirst", "enableServiceLinks": True,
-            "preemptionPolicy": "PreemptLowerPriority", "priority": priority,
-            "restartPolicy": "Always", "schedulerName": "default-scheduler", "securityContext": {},
-            "serviceAccount": sa, "serviceAccountName": sa, "terminationGracePeriodSeconds": 30,
-            "tolerations": tolerations or [
-                {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
-                {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300}]}
+    spec = {
+        "containers": containers,
+        "dnsPolicy": "ClusterFirst",
+        "enableServiceLinks": True,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "priority": priority,
+        "restartPolicy": "Always",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "serviceAccount": sa,
+        "serviceAccountName": sa,
+        "terminationGracePeriodSeconds": 30,
+        "tolerations": tolerations
+        or [
+            {
+                "effect": "NoExecute",
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            },
+            {
+                "effect": "NoExecute",
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            },
+        ],
+    }
     if node_name:
         spec["nodeName"] = node_name
     if priority_class:
@@ -284,11 +478,36 @@ def pod(name, ns, *, node_name, ip, host_ip, created, owner, labels, containers,
     if subdomain:
         spec["subdomain"] = subdomain
     vols = list(volumes or [])
-    vols.append({"name": "kube-api-access-" + suffix(ns, name, "vol"),
-                 "projected": {"defaultMode": 420, "sources": [
-                     {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                     {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
-                     {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}, "path": "namespace"}]}}]}})
+    vols.append(
+        {
+            "name": "kube-api-access-" + suffix(ns, name, "vol"),
+            "projected": {
+                "defaultMode": 420,
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {
+                        "configMap": {
+                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                            "name": "kube-root-ca.crt",
+                        }
+                    },
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "fieldRef": {
+                                        "apiVersion": "v1",
+                                        "fieldPath": "metadata.namespace",
+                                    },
+                                    "path": "namespace",
+                                }
+                            ]
+                        }
+                    },
+                ],
+            },
+        }
+    )
     spec["volumes"] = vols
     status = {"phase": phase, "conditions": conds, "qosClass": qos(containers)}
     if phase != "Pending":
@@ -301,15 +520,32 @@ def pod(name, ns, *, node_name, ip, host_ip, created, owner, labels, containers,
         status["reason"] = reason
     if message:
         status["message"] = message
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": meta(name, ns, created, labels, annotations, owner, kind="Pod"),
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta(name, ns, created, labels, annotations, owner, kind="Pod"),
+        "spec": spec,
+        "status": status,
+    }
 
 
-def template(labels, containers, volumes=None, sa=None, priority_class=None, annotations=None,
-             node_selector=None):
-    spec = {"containers": containers, "dnsPolicy": "ClusterFirst", "restartPolicy": "Always",
-            "schedulerName": "default-scheduler", "securityContext": {}, "terminationGracePeriodSeconds": 30}
+def template(
+    labels,
+    containers,
+    volumes=None,
+    sa=None,
+    priority_class=None,
+    annotations=None,
+    node_selector=None,
+):
+    spec = {
+        "containers": containers,
+        "dnsPolicy": "ClusterFirst",
+        "restartPolicy": "Always",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "terminationGracePeriodSeconds": 30,
+    }
     if volumes:
         spec["volumes"] = volumes
     if sa:
@@ -324,78 +560,165 @@ def template(labels, containers, volumes=None, sa=None, priority_class=None, ann
     return {"metadata": md, "spec": spec}
 
 
-def deployment(name, ns, *, created, labels, replicas, tmpl, revision, ready=None, updated=None,
-               available=None, progressing_since=None, available_since=None, new_rs=None,
-               generation=None, annotations=None):
+def deployment(
+    name,
+    ns,
+    *,
+    created,
+    labels,
+    replicas,
+    tmpl,
+    revision,
+    ready=None,
+    updated=None,
+    available=None,
+    progressing_since=None,
+    available_since=None,
+    new_rs=None,
+    generation=None,
+    annotations=None,
+):
     ready = replicas if ready is None else ready
     updated = replicas if updated is None else updated
     available = ready if available is None else available
     ann = {"deployment.kubernetes.io/revision": str(revision)}
     ann.update(annotations or {})
     gen = generation or revision
-    sel = {k: v for k, v in labels.items() if k in ("app", "app.kubernetes.io/name", "app.kubernetes.io/instance")}
+    sel = {
+        k: v
+        for k, v in labels.items()
+        if k in ("app", "app.kubernetes.io/name", "app.kubernetes.io/instance")
+    }
     conds = [
-        {"type": "Available", "status": "True" if available >= max(replicas - max(1, replicas // 4), 1) else "False",
-         "reason": "MinimumReplicasAvailable" if available >= max(replicas - max(1, replicas // 4), 1) else "MinimumReplicasUnavailable",
-         "message": "Deployment has minimum availability." if available >= max(replicas - max(1, replicas // 4), 1) else "Deployment does not have minimum availability.",
-         "lastUpdateTime": iso(available_since or created + timedelta(seconds=30)),
-         "lastTransitionTime": iso(available_since or created + timedelta(seconds=30))},
-        {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
-         "message": f'ReplicaSet "{new_rs}" has successfully progressed.',
-         "lastUpdateTime": iso(progressing_since or created + timedelta(seconds=40)),
-         "lastTransitionTime": iso(created + timedelta(seconds=5))},
+        {
+            "type": "Available",
+            "status": "True" if available >= max(replicas - max(1, replicas // 4), 1) else "False",
+            "reason": "MinimumReplicasAvailable"
+            if available >= max(replicas - max(1, replicas // 4), 1)
+            else "MinimumReplicasUnavailable",
+            "message": "Deployment has minimum availability."
+            if available >= max(replicas - max(1, replicas // 4), 1)
+            else "Deployment does not have minimum availability.",
+            "lastUpdateTime": iso(available_since or created + timedelta(seconds=30)),
+            "lastTransitionTime": iso(available_since or created + timedelta(seconds=30)),
+        },
+        {
+            "type": "Progressing",
+            "status": "True",
+            "reason": "NewReplicaSetAvailable",
+            "message": f'ReplicaSet "{new_rs}" has successfully progressed.',
+            "lastUpdateTime": iso(progressing_since or created + timedelta(seconds=40)),
+            "lastTransitionTime": iso(created + timedelta(seconds=5)),
+        },
     ]
-    status = {"observedGeneration": gen, "replicas": replicas, "updatedReplicas": updated,
-              "readyReplicas": ready, "availableReplicas": available, "conditions": conds}
+    status = {
+        "observedGeneration": gen,
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": ready,
+        "availableReplicas": available,
+        "conditions": conds,
+    }
     if replicas - available > 0:
         status["unavailableReplicas"] = replicas - available
     if ready == 0:
         del status["readyReplicas"]
     if available == 0:
         del status["availableReplicas"]
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": dict(meta(name, ns, created, labels, ann, kind="Deployment"), generation=gen),
-            "spec": {"progressDeadlineSeconds": 600, "replicas": replicas, "revisionHistoryLimit": 10,
-                     "selector": {"matchLabels": sel},
-                     "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
-                     "template": tmpl},
-            "status": status}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": dict(meta(name, ns, created, labels, ann, kind="Deployment"), generation=gen),
+        "spec": {
+            "progressDeadlineSeconds": 600,
+            "replicas": replicas,
+            "revisionHistoryLimit": 10,
+            "selector": {"matchLabels": sel},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"},
+            },
+            "template": tmpl,
+        },
+        "status": status,
+    }
 
 
-def replicaset(name, ns, *, deploy, created, labels, replicas, tmpl, revision, ready=None, deploy_replicas=None):
+def replicaset(
+    name, ns, *, deploy, created, labels, replicas, tmpl, revision, ready=None, deploy_replicas=None
+):
     ready = replicas if ready is None else ready
     dr = replicas if deploy_replicas is None else deploy_replicas
-    ann = {"deployment.kubernetes.io/desired-replicas": str(dr),
-           "deployment.kubernetes.io/max-replicas": str(dr + max(1, math.ceil(dr * 0.25))),
-           "deployment.kubernetes.io/revision": str(revision)}
-    sel = {k: v for k, v in labels.items() if k in ("app", "app.kubernetes.io/name", "app.kubernetes.io/instance", "pod-template-hash")}
-    status = {"replicas": replicas, "fullyLabeledReplicas": replicas, "observedGeneration": 1 if replicas else 2}
+    ann = {
+        "deployment.kubernetes.io/desired-replicas": str(dr),
+        "deployment.kubernetes.io/max-replicas": str(dr + max(1, math.ceil(dr * 0.25))),
+        "deployment.kubernetes.io/revision": str(revision),
+    }
+    sel = {
+        k: v
+        for k, v in labels.items()
+        if k in ("app", "app.kubernetes.io/name", "app.kubernetes.io/instance", "pod-template-hash")
+    }
+    status = {
+        "replicas": replicas,
+        "fullyLabeledReplicas": replicas,
+        "observedGeneration": 1 if replicas else 2,
+    }
     if ready:
         status["readyReplicas"] = ready
         status["availableReplicas"] = ready
     if replicas == 0:
         status = {"replicas": 0, "observedGeneration": 2}
-    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": dict(meta(name, ns, created, labels, ann, ("Deployment", deploy), kind="ReplicaSet"),
-                             generation=1 if replicas else 2),
-            "spec": {"replicas": replicas, "selector": {"matchLabels": sel}, "template": tmpl},
-            "status": status}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": dict(
+            meta(name, ns, created, labels, ann, ("Deployment", deploy), kind="ReplicaSet"),
+            generation=1 if replicas else 2,
+        ),
+        "spec": {"replicas": replicas, "selector": {"matchLabels": sel}, "template": tmpl},
+        "status": status,
+    }
 
 
-def service(name, ns, *, created, selector, ports, cluster_ip, labels=None, type_="ClusterIP", annotations=None):
-    spec = {"clusterIP": cluster_ip, "clusterIPs": [cluster_ip], "internalTrafficPolicy": "Cluster",
-            "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
-            "ports": [{"name": pn, "port": p, "protocol": "TCP", "targetPort": tp} for pn, p, tp in ports],
-            "sessionAffinity": "None", "type": type_}
+def service(
+    name,
+    ns,
+    *,
+    created,
+    selector,
+    ports,
+    cluster_ip,
+    labels=None,
+    type_="ClusterIP",
+    annotations=None,
+):
+    spec = {
+        "clusterIP": cluster_ip,
+        "clusterIPs": [cluster_ip],
+        "internalTrafficPolicy": "Cluster",
+        "ipFamilies": ["IPv4"],
+        "ipFamilyPolicy": "SingleStack",
+        "ports": [
+            {"name": pn, "port": p, "protocol": "TCP", "targetPort": tp} for pn, p, tp in ports
+        ],
+        "sessionAffinity": "None",
+        "type": type_,
+    }
     if selector is not None:
         spec["selector"] = selector
-    return {"apiVersion": "v1", "kind": "Service",
-            "metadata": meta(name, ns, created, labels, annotations, kind="Service"),
-            "spec": spec, "status": {"loadBalancer": {}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta(name, ns, created, labels, annotations, kind="Service"),
+        "spec": spec,
+        "status": {"loadBalancer": {}},
+    }
 
 
 def endpoints(name, ns, *, created, ready=(), not_ready=(), ports=(), labels=None):
     """ready / not_ready: (ip, node, pod_name) or (ip, None, None) for an external address."""
+
     def addr(a):
         ip, nd, pn = a
         d = {"ip": ip}
@@ -404,6 +727,7 @@ def endpoints(name, ns, *, created, ready=(), not_ready=(), ports=(), labels=Non
         if pn:
             d["targetRef"] = {"kind": "Pod", "name": pn, "namespace": ns, "uid": uid("Pod", ns, pn)}
         return d
+
     sub = {}
     if ready:
         sub["addresses"] = [addr(a) for a in ready]
@@ -411,20 +735,44 @@ def endpoints(name, ns, *, created, ready=(), not_ready=(), ports=(), labels=Non
         sub["notReadyAddresses"] = [addr(a) for a in not_ready]
     sub["ports"] = [{"name": pn, "port": p, "protocol": "TCP"} for pn, p in ports]
     md = meta(name, ns, created, labels, kind="Endpoints")
-    return {"apiVersion": "v1", "kind": "Endpoints", "metadata": md,
-            "subsets": [sub] if (ready or not_ready) else []}
+    return {
+        "apiVersion": "v1",
+        "kind": "Endpoints",
+        "metadata": md,
+        "subsets": [sub] if (ready or not_ready) else [],
+    }
 
 
 def configmap(name, ns, *, created, data, labels=None, annotations=None):
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": meta(name, ns, created, labels, annotations, kind="ConfigMap"), "data": data}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": meta(name, ns, created, labels, annotations, kind="ConfigMap"),
+        "data": data,
+    }
 
 
 _evn = {}
 
 
-def event(ns, *, kind, name, reason, message, first, last, count=1, type_="Normal",
-          component="kubelet", host=None, api="v1", field_path=None, obj_ns=None, obj_uid=None):
+def event(
+    ns,
+    *,
+    kind,
+    name,
+    reason,
+    message,
+    first,
+    last,
+    count=1,
+    type_="Normal",
+    component="kubelet",
+    host=None,
+    api="v1",
+    field_path=None,
+    obj_ns=None,
+    obj_uid=None,
+):
     obj_ns = ns if obj_ns is None else obj_ns
     key = (ns, kind, name, reason, message)
     _evn[key] = _evn.get(key, 0) + 1
@@ -438,17 +786,32 @@ def event(ns, *, kind, name, reason, message, first, last, count=1, type_="Norma
     if host:
         src["host"] = host
     evname = f"{name}.{hexid('ev', ns, kind, name, reason, message, str(_evn[key]), n=16)}"
-    return {"apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": evname, "namespace": ns or "default", "uid": uid("Event", ns, evname),
-                         "resourceVersion": str(int(hexid("rv", evname, n=7), 16)),
-                         "creationTimestamp": iso(first)},
-            "involvedObject": io, "reason": reason, "message": message, "type": type_, "count": count,
-            "firstTimestamp": iso(first), "lastTimestamp": iso(last), "source": src,
-            "reportingComponent": component if component != "kubelet" else "kubelet",
-            "reportingInstance": host or "", "eventTime": None}
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": evname,
+            "namespace": ns or "default",
+            "uid": uid("Event", ns, evname),
+            "resourceVersion": str(int(hexid("rv", evname, n=7), 16)),
+            "creationTimestamp": iso(first),
+        },
+        "involvedObject": io,
+        "reason": reason,
+        "message": message,
+        "type": type_,
+        "count": count,
+        "firstTimestamp": iso(first),
+        "lastTimestamp": iso(last),
+        "source": src,
+        "reportingComponent": component if component != "kubelet" else "kubelet",
+        "reportingInstance": host or "",
+        "eventTime": None,
+    }
 
 
 # --------------------------------------------------------------------------- metrics
+
 
 def fmt(v):
     if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15):
@@ -480,7 +843,7 @@ class Metrics:
     def histogram(self, name, help_, labels, buckets, points):
         """points: [(t, {le: cum_count}, sum, count)]."""
         f = self.family(name, "histogram", help_)
-        les = list(buckets) + ["+Inf"]
+        les = [*list(buckets), "+Inf"]
         for le in les:
             key = fmt(le) if le != "+Inf" else "+Inf"
             pts = [(t, b[le]) for t, b, s, c in points]
@@ -497,7 +860,9 @@ class Metrics:
                 lab = ",".join(f'{k}="{v}"' for k, v in labels.items())
                 lab = "{" + lab + "}" if lab else ""
                 for t, v in pts:
-                    out.append(f"{sample}{lab} {fmt(v)} {unix(t) if isinstance(t, datetime) else int(t)}")
+                    out.append(
+                        f"{sample}{lab} {fmt(v)} {unix(t) if isinstance(t, datetime) else int(t)}"
+                    )
         out.append("# EOF")
         return "\n".join(out) + "\n"
 
@@ -530,6 +895,7 @@ def cumulate(times, rate_fn=None, start_value=0.0, step=None, f=None):
 
 # --------------------------------------------------------------------------- scenario
 
+
 class _Literal(str):
     pass
 
@@ -555,21 +921,39 @@ _Dumper.add_representer(str, _str_rep)
 
 
 def dump(obj):
-    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=200,
-                     allow_unicode=True)
+    return yaml.dump(
+        obj,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        width=200,
+        allow_unicode=True,
+    )
 
 
 def _clamp(node_, floor, seed):
     """status times older than the week before now are moved to just after `floor`
     (the tools only keep a week); the offset is deterministic."""
-    items = node_.items() if isinstance(node_, dict) else enumerate(node_) if isinstance(node_, list) else ()
+    items = (
+        node_.items()
+        if isinstance(node_, dict)
+        else enumerate(node_)
+        if isinstance(node_, list)
+        else ()
+    )
     for k, v in list(items):
         if isinstance(v, (dict, list)):
             _clamp(v, floor, seed + str(k))
-        elif isinstance(v, str) and len(v) == 20 and v[4] == "-" and v[10] == "T" and v.endswith("Z"):
-            if T(v) < floor:
-                off = int(hexid("clamp", seed, str(k), n=4), 16) % 1800
-                node_[k] = iso(floor + timedelta(seconds=off))
+        elif (
+            isinstance(v, str)
+            and len(v) == 20
+            and v[4] == "-"
+            and v[10] == "T"
+            and v.endswith("Z")
+            and T(v) < floor
+        ):
+            off = int(hexid("clamp", seed, str(k), n=4), 16) % 1800
+            node_[k] = iso(floor + timedelta(seconds=off))
 
 
 class Scenario:
@@ -597,9 +981,15 @@ class Scenario:
     def log(self, t, *, ns, pod, container, service, level, message, **extra):
         if t > self.now:
             return
-        d = {"@timestamp": iso_ms(t), "message": message, "log.level": level, "service.name": service,
-             "kubernetes.namespace": ns, "kubernetes.pod.name": pod,
-             "kubernetes.container.name": container}
+        d = {
+            "@timestamp": iso_ms(t),
+            "message": message,
+            "log.level": level,
+            "service.name": service,
+            "kubernetes.namespace": ns,
+            "kubernetes.pod.name": pod,
+            "kubernetes.container.name": container,
+        }
         for k, v in extra.items():
             d[k.replace("__", ".")] = v
         self.logs.append(d)
@@ -613,8 +1003,13 @@ class Scenario:
         if d.exists():
             shutil.rmtree(d)
         d.mkdir(parents=True)
-        sc = {"id": self.id, "title": self.title, "now": iso(self.now),
-              "report": _Literal(self.report.strip() + "\n"), "truth": self.truth}
+        sc = {
+            "id": self.id,
+            "title": self.title,
+            "now": iso(self.now),
+            "report": _Literal(self.report.strip() + "\n"),
+            "truth": self.truth,
+        }
         if self.interventions:
             sc["interventions"] = self.interventions
         (d / "scenario.yaml").write_text(dump(sc))
@@ -626,7 +1021,9 @@ class Scenario:
             (d / "cluster.yaml").write_text("---\n".join(dump(o) for o in self.objects))
         if self.logs:
             self.logs.sort(key=lambda x: x["@timestamp"])
-            (d / "logs.ndjson").write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in self.logs))
+            (d / "logs.ndjson").write_text(
+                "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in self.logs)
+            )
         if self.metrics.fams:
             (d / "metrics.om").write_text(self.metrics.render())
         for (ns, p, c), lines in sorted(self.pod_logs.items()):
@@ -637,13 +1034,34 @@ class Scenario:
 
 # --------------------------------------------------------------------------- families
 
+
 class Family:
     """A Deployment with its ReplicaSets and pods, built in one go."""
 
-    def __init__(self, sc, ns, name, *, containers, replicas, placements, created, rs_created,
-                 revision, labels=None, sa=None, volumes=None, priority_class=None, priority=0,
-                 old=None, pod_overrides=None, ready_count=None, ann=None, tmpl_ann=None,
-                 node_selector=None):
+    def __init__(
+        self,
+        sc,
+        ns,
+        name,
+        *,
+        containers,
+        replicas,
+        placements,
+        created,
+        rs_created,
+        revision,
+        labels=None,
+        sa=None,
+        volumes=None,
+        priority_class=None,
+        priority=0,
+        old=None,
+        pod_overrides=None,
+        ready_count=None,
+        ann=None,
+        tmpl_ann=None,
+        node_selector=None,
+    ):
         """placements: list of (node, host_ip, pod_ip, pod_created) per current pod.
         old: list of (revision, image_map, rs_created) older ReplicaSets scaled to 0."""
         self.ns, self.name = ns, name
@@ -657,30 +1075,77 @@ class Family:
         pod_overrides = pod_overrides or {}
         for i, (nd, hip, pip, pc) in enumerate(placements):
             pn = f"{self.rs_name}-{suffix(ns, name, str(revision), str(i))}"
-            kw = dict(node_name=nd, ip=pip, host_ip=hip, created=pc, owner=("ReplicaSet", self.rs_name),
-                      labels=plabels, containers=containers, volumes=volumes, sa=sa or "default",
-                      priority_class=priority_class, priority=priority, node_selector=node_selector)
+            kw = dict(
+                node_name=nd,
+                ip=pip,
+                host_ip=hip,
+                created=pc,
+                owner=("ReplicaSet", self.rs_name),
+                labels=plabels,
+                containers=containers,
+                volumes=volumes,
+                sa=sa or "default",
+                priority_class=priority_class,
+                priority=priority,
+                node_selector=node_selector,
+            )
             kw.update(pod_overrides.get(i, {}))
             p = pod(pn, ns, **kw)
             self.pods.append(p)
-        nready = sum(1 for p in self.pods if any(c["type"] == "Ready" and c["status"] == "True"
-                                               for c in p["status"]["conditions"]))
+        nready = sum(
+            1
+            for p in self.pods
+            if any(
+                c["type"] == "Ready" and c["status"] == "True" for c in p["status"]["conditions"]
+            )
+        )
         if ready_count is not None:
             nready = ready_count
-        self.deploy = deployment(name, ns, created=created, labels=base, replicas=replicas, tmpl=tm,
-                                 revision=revision, ready=nready, new_rs=self.rs_name,
-                                 progressing_since=rs_created + timedelta(seconds=75),
-                                 available_since=rs_created + timedelta(seconds=60), annotations=ann)
-        self.rs = [replicaset(self.rs_name, ns, deploy=name, created=rs_created,
-                              labels=plabels, replicas=replicas, tmpl=dict(tm, metadata=dict(tm["metadata"], labels=plabels)),
-                              revision=revision, ready=nready)]
-        for orev, oimages, ocreated in (old or []):
+        self.deploy = deployment(
+            name,
+            ns,
+            created=created,
+            labels=base,
+            replicas=replicas,
+            tmpl=tm,
+            revision=revision,
+            ready=nready,
+            new_rs=self.rs_name,
+            progressing_since=rs_created + timedelta(seconds=75),
+            available_since=rs_created + timedelta(seconds=60),
+            annotations=ann,
+        )
+        self.rs = [
+            replicaset(
+                self.rs_name,
+                ns,
+                deploy=name,
+                created=rs_created,
+                labels=plabels,
+                replicas=replicas,
+                tmpl=dict(tm, metadata=dict(tm["metadata"], labels=plabels)),
+                revision=revision,
+                ready=nready,
+            )
+        ]
+        for orev, oimages, ocreated in old or []:
             oh = tmpl_hash(ns, name, str(orev))
             ocs = [dict(c, image=oimages.get(c["name"], c["image"])) for c in containers]
             ol = dict(base, **{"pod-template-hash": oh})
             otm = template(ol, ocs, volumes, sa, priority_class, tmpl_ann, node_selector)
-            self.rs.append(replicaset(f"{name}-{oh}", ns, deploy=name, created=ocreated, labels=ol,
-                                      replicas=0, tmpl=otm, revision=orev, deploy_replicas=replicas))
+            self.rs.append(
+                replicaset(
+                    f"{name}-{oh}",
+                    ns,
+                    deploy=name,
+                    created=ocreated,
+                    labels=ol,
+                    replicas=0,
+                    tmpl=otm,
+                    revision=orev,
+                    deploy_replicas=replicas,
+                )
+            )
         sc.add(self.deploy, *self.rs, *self.pods)
 
     def pod_names(self):
@@ -692,17 +1157,28 @@ def pod_usage(sc, p, container, times, cpu_fn, mem_fn, step=60):
     ns, name = p["metadata"]["namespace"], p["metadata"]["name"]
     nd = p["spec"].get("nodeName", "")
     lab = {"namespace": ns, "pod": name, "container": container, "node": nd}
-    sc.metrics.counter("container_cpu_usage_seconds", "Cumulative cpu time consumed in seconds.", lab,
-                       cumulate(times, cpu_fn, step=step))
-    sc.metrics.gauge("container_memory_working_set_bytes", "Current working set in bytes.", lab,
-                     [(t, int(mem_fn(t))) for t in times])
+    sc.metrics.counter(
+        "container_cpu_usage_seconds",
+        "Cumulative cpu time consumed in seconds.",
+        lab,
+        cumulate(times, cpu_fn, step=step),
+    )
+    sc.metrics.gauge(
+        "container_memory_working_set_bytes",
+        "Current working set in bytes.",
+        lab,
+        [(t, int(mem_fn(t))) for t in times],
+    )
 
 
 def restarts_metric(sc, p, container, times, fn=lambda t: 0):
     ns, name = p["metadata"]["namespace"], p["metadata"]["name"]
-    sc.metrics.counter("kube_pod_container_status_restarts",
-                       "The number of container restarts per container.",
-                       {"namespace": ns, "pod": name, "container": container}, [(t, fn(t)) for t in times])
+    sc.metrics.counter(
+        "kube_pod_container_status_restarts",
+        "The number of container restarts per container.",
+        {"namespace": ns, "pod": name, "container": container},
+        [(t, fn(t)) for t in times],
+    )
 
 
 def noise(rng, base, frac=0.08):

@@ -1,4 +1,5 @@
 """Write every holdout47 scenario folder from its module."""
+
 from __future__ import annotations
 
 import importlib
@@ -9,7 +10,11 @@ from pathlib import Path
 
 def main() -> int:
     here = Path(__file__).resolve().parent
-    mods = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("s") and m.name[1].isdigit())
+    mods = sorted(
+        m.name
+        for m in pkgutil.iter_modules([str(here)])
+        if m.name.startswith("s") and m.name[1].isdigit()
+    )
     for name in mods:
         mod = importlib.import_module(f"{__package__}.{name}")
         out = mod.build().write()

@@ -2,6 +2,7 @@
 
 Everything is deterministic: names, uids and jitter derive from fixed seeds.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -10,7 +11,7 @@ import math
 import random
 import shutil
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -21,22 +22,24 @@ _ALNUM = "bcdfghjklmnpqrstvwxz2456789"
 
 # --------------------------------------------------------------------------- time
 def parse(ts: str) -> datetime:
-    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 def iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def iso_ms(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 class Clock:
     def __init__(self, now: str):
         self.now = parse(now)
 
-    def ago(self, minutes: float = 0, hours: float = 0, days: float = 0, seconds: float = 0) -> datetime:
+    def ago(
+        self, minutes: float = 0, hours: float = 0, days: float = 0, seconds: float = 0
+    ) -> datetime:
         return self.now - timedelta(minutes=minutes, hours=hours, days=days, seconds=seconds)
 
     def t(self, minutes: float = 0, hours: float = 0, days: float = 0, seconds: float = 0) -> str:
@@ -66,19 +69,44 @@ def namespace(name: str, created: str, labels: dict | None = None) -> dict:
     lab = {"kubernetes.io/metadata.name": name}
     lab.update(labels or {})
     return {
-        "apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": name, "uid": uid("ns", name), "creationTimestamp": created, "labels": lab},
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "uid": uid("ns", name),
+            "creationTimestamp": created,
+            "labels": lab,
+        },
         "spec": {"finalizers": ["kubernetes"]},
         "status": {"phase": "Active"},
     }
 
 
-def node(name: str, created: str, *, zone: str, itype: str, cpu: str, memory: str, pods: str = "58",
-         internal_ip: str, pod_cidr: str, ready: bool = True, ready_since: str | None = None,
-         ready_reason: str | None = None, ready_message: str | None = None, heartbeat: str,
-         extra_conditions: list | None = None, taints: list | None = None, unschedulable: bool = False,
-         kubelet: str = "v1.30.6-eks-7f9249a", runtime: str = "containerd://1.7.22",
-         alloc_cpu: str | None = None, alloc_mem: str | None = None, labels: dict | None = None) -> dict:
+def node(
+    name: str,
+    created: str,
+    *,
+    zone: str,
+    itype: str,
+    cpu: str,
+    memory: str,
+    pods: str = "58",
+    internal_ip: str,
+    pod_cidr: str,
+    ready: bool = True,
+    ready_since: str | None = None,
+    ready_reason: str | None = None,
+    ready_message: str | None = None,
+    heartbeat: str,
+    extra_conditions: list | None = None,
+    taints: list | None = None,
+    unschedulable: bool = False,
+    kubelet: str = "v1.30.6-eks-7f9249a",
+    runtime: str = "containerd://1.7.22",
+    alloc_cpu: str | None = None,
+    alloc_mem: str | None = None,
+    labels: dict | None = None,
+) -> dict:
     since = ready_since or created
     conds = []
     for ctype, reason, msg in (
@@ -86,58 +114,124 @@ def node(name: str, created: str, *, zone: str, itype: str, cpu: str, memory: st
         ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
         ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
     ):
-        conds.append({"type": ctype, "status": "False", "lastHeartbeatTime": heartbeat,
-                      "lastTransitionTime": created, "reason": reason, "message": msg})
+        conds.append(
+            {
+                "type": ctype,
+                "status": "False",
+                "lastHeartbeatTime": heartbeat,
+                "lastTransitionTime": created,
+                "reason": reason,
+                "message": msg,
+            }
+        )
     if ready:
-        conds.append({"type": "Ready", "status": "True", "lastHeartbeatTime": heartbeat,
-                      "lastTransitionTime": since, "reason": "KubeletReady",
-                      "message": "kubelet is posting ready status"})
+        conds.append(
+            {
+                "type": "Ready",
+                "status": "True",
+                "lastHeartbeatTime": heartbeat,
+                "lastTransitionTime": since,
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+            }
+        )
     else:
-        conds.append({"type": "Ready", "status": "False", "lastHeartbeatTime": heartbeat,
-                      "lastTransitionTime": since, "reason": ready_reason or "KubeletNotReady",
-                      "message": ready_message or ""})
+        conds.append(
+            {
+                "type": "Ready",
+                "status": "False",
+                "lastHeartbeatTime": heartbeat,
+                "lastTransitionTime": since,
+                "reason": ready_reason or "KubeletNotReady",
+                "message": ready_message or "",
+            }
+        )
     conds = (extra_conditions or []) + conds
     lab = {
-        "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-        "node.kubernetes.io/instance-type": itype, "topology.kubernetes.io/region": zone[:-1],
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "node.kubernetes.io/instance-type": itype,
+        "topology.kubernetes.io/region": zone[:-1],
         "topology.kubernetes.io/zone": zone,
     }
     lab.update(labels or {})
-    spec: dict = {"podCIDR": pod_cidr, "podCIDRs": [pod_cidr],
-                  "providerID": f"aws:///{zone}/i-{hexid(name, 17)}"}
+    spec: dict = {
+        "podCIDR": pod_cidr,
+        "podCIDRs": [pod_cidr],
+        "providerID": f"aws:///{zone}/i-{hexid(name, 17)}",
+    }
     if taints:
         spec["taints"] = taints
     if unschedulable:
         spec["unschedulable"] = True
     return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "uid": uid("node", name), "creationTimestamp": created, "labels": lab,
-                     "annotations": {"node.alpha.kubernetes.io/ttl": "0",
-                                     "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "uid": uid("node", name),
+            "creationTimestamp": created,
+            "labels": lab,
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+        },
         "spec": spec,
         "status": {
-            "addresses": [{"type": "InternalIP", "address": internal_ip},
-                          {"type": "Hostname", "address": name}],
-            "capacity": {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "83873772Ki"},
-            "allocatable": {"cpu": alloc_cpu or cpu, "memory": alloc_mem or memory, "pods": pods,
-                            "ephemeral-storage": "76224326324"},
+            "addresses": [
+                {"type": "InternalIP", "address": internal_ip},
+                {"type": "Hostname", "address": name},
+            ],
+            "capacity": {
+                "cpu": cpu,
+                "memory": memory,
+                "pods": pods,
+                "ephemeral-storage": "83873772Ki",
+            },
+            "allocatable": {
+                "cpu": alloc_cpu or cpu,
+                "memory": alloc_mem or memory,
+                "pods": pods,
+                "ephemeral-storage": "76224326324",
+            },
             "conditions": conds,
-            "nodeInfo": {"architecture": "amd64", "containerRuntimeVersion": runtime,
-                         "kernelVersion": "6.1.112-124.190.amzn2023.x86_64", "kubeProxyVersion": kubelet,
-                         "kubeletVersion": kubelet, "operatingSystem": "linux",
-                         "osImage": "Amazon Linux 2023.6.20241031",
-                         "machineID": hexid("m" + name, 32), "systemUUID": uid("sys", name).upper(),
-                         "bootID": uid("boot", name)},
+            "nodeInfo": {
+                "architecture": "amd64",
+                "containerRuntimeVersion": runtime,
+                "kernelVersion": "6.1.112-124.190.amzn2023.x86_64",
+                "kubeProxyVersion": kubelet,
+                "kubeletVersion": kubelet,
+                "operatingSystem": "linux",
+                "osImage": "Amazon Linux 2023.6.20241031",
+                "machineID": hexid("m" + name, 32),
+                "systemUUID": uid("sys", name).upper(),
+                "bootID": uid("boot", name),
+            },
         },
     }
 
 
-def container(name: str, image: str, *, cpu_req: str | None = None, mem_req: str | None = None,
-              cpu_lim: str | None = None, mem_lim: str | None = None, ports: list | None = None,
-              command: list | None = None, args: list | None = None, env: list | None = None,
-              readiness: dict | None = None, liveness: dict | None = None, volume_mounts: list | None = None,
-              env_from: list | None = None) -> dict:
+def container(
+    name: str,
+    image: str,
+    *,
+    cpu_req: str | None = None,
+    mem_req: str | None = None,
+    cpu_lim: str | None = None,
+    mem_lim: str | None = None,
+    ports: list | None = None,
+    command: list | None = None,
+    args: list | None = None,
+    env: list | None = None,
+    readiness: dict | None = None,
+    liveness: dict | None = None,
+    volume_mounts: list | None = None,
+    env_from: list | None = None,
+) -> dict:
     c: dict = {"name": name, "image": image, "imagePullPolicy": "IfNotPresent"}
     if command:
         c["command"] = command
@@ -166,22 +260,51 @@ def container(name: str, image: str, *, cpu_req: str | None = None, mem_req: str
     return c
 
 
-def http_probe(path: str, port, *, delay: int = 5, period: int = 10, timeout: int = 1, failure: int = 3) -> dict:
-    return {"httpGet": {"path": path, "port": port, "scheme": "HTTP"}, "initialDelaySeconds": delay,
-            "periodSeconds": period, "timeoutSeconds": timeout, "successThreshold": 1,
-            "failureThreshold": failure}
+def http_probe(
+    path: str, port, *, delay: int = 5, period: int = 10, timeout: int = 1, failure: int = 3
+) -> dict:
+    return {
+        "httpGet": {"path": path, "port": port, "scheme": "HTTP"},
+        "initialDelaySeconds": delay,
+        "periodSeconds": period,
+        "timeoutSeconds": timeout,
+        "successThreshold": 1,
+        "failureThreshold": failure,
+    }
 
 
-def tcp_probe(port, *, delay: int = 5, period: int = 10, timeout: int = 1, failure: int = 3) -> dict:
-    return {"tcpSocket": {"port": port}, "initialDelaySeconds": delay, "periodSeconds": period,
-            "timeoutSeconds": timeout, "successThreshold": 1, "failureThreshold": failure}
+def tcp_probe(
+    port, *, delay: int = 5, period: int = 10, timeout: int = 1, failure: int = 3
+) -> dict:
+    return {
+        "tcpSocket": {"port": port},
+        "initialDelaySeconds": delay,
+        "periodSeconds": period,
+        "timeoutSeconds": timeout,
+        "successThreshold": 1,
+        "failureThreshold": failure,
+    }
 
 
-def pod_template(labels: dict, containers: list, *, annotations: dict | None = None, volumes: list | None = None,
-                 sa: str = "default", node_selector: dict | None = None, tolerations: list | None = None) -> dict:
-    spec: dict = {"containers": containers, "restartPolicy": "Always", "terminationGracePeriodSeconds": 30,
-                  "dnsPolicy": "ClusterFirst", "serviceAccountName": sa, "schedulerName": "default-scheduler",
-                  "securityContext": {}}
+def pod_template(
+    labels: dict,
+    containers: list,
+    *,
+    annotations: dict | None = None,
+    volumes: list | None = None,
+    sa: str = "default",
+    node_selector: dict | None = None,
+    tolerations: list | None = None,
+) -> dict:
+    spec: dict = {
+        "containers": containers,
+        "restartPolicy": "Always",
+        "terminationGracePeriodSeconds": 30,
+        "dnsPolicy": "ClusterFirst",
+        "serviceAccountName": sa,
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+    }
     if volumes:
         spec["volumes"] = volumes
     if node_selector:
@@ -194,36 +317,81 @@ def pod_template(labels: dict, containers: list, *, annotations: dict | None = N
     return {"metadata": md, "spec": spec}
 
 
-def deployment(ns: str, name: str, created: str, template: dict, *, replicas: int, revision: int,
-               status: dict, labels: dict | None = None, annotations: dict | None = None,
-               max_surge="25%", max_unavailable="25%", progress_deadline: int = 600, generation: int | None = None) -> dict:
+def deployment(
+    ns: str,
+    name: str,
+    created: str,
+    template: dict,
+    *,
+    replicas: int,
+    revision: int,
+    status: dict,
+    labels: dict | None = None,
+    annotations: dict | None = None,
+    max_surge="25%",
+    max_unavailable="25%",
+    progress_deadline: int = 600,
+    generation: int | None = None,
+) -> dict:
     ann = {"deployment.kubernetes.io/revision": str(revision)}
     ann.update(annotations or {})
-    sel = {k: v for k, v in template["metadata"]["labels"].items() if k in ("app", "app.kubernetes.io/name")}
+    sel = {
+        k: v
+        for k, v in template["metadata"]["labels"].items()
+        if k in ("app", "app.kubernetes.io/name")
+    }
     gen = generation or revision
     st = {"observedGeneration": gen}
     st.update(status)
     return {
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": ns, "uid": uid("deploy", ns, name), "generation": gen,
-                     "creationTimestamp": created, "labels": labels or {"app": name}, "annotations": ann},
-        "spec": {"replicas": replicas, "revisionHistoryLimit": 10, "progressDeadlineSeconds": progress_deadline,
-                 "selector": {"matchLabels": sel},
-                 "strategy": {"type": "RollingUpdate",
-                              "rollingUpdate": {"maxSurge": max_surge, "maxUnavailable": max_unavailable}},
-                 "template": template},
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": uid("deploy", ns, name),
+            "generation": gen,
+            "creationTimestamp": created,
+            "labels": labels or {"app": name},
+            "annotations": ann,
+        },
+        "spec": {
+            "replicas": replicas,
+            "revisionHistoryLimit": 10,
+            "progressDeadlineSeconds": progress_deadline,
+            "selector": {"matchLabels": sel},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": max_surge, "maxUnavailable": max_unavailable},
+            },
+            "template": template,
+        },
         "status": st,
     }
 
 
-def deploy_status(replicas: int, ready: int, *, updated: int | None = None, available: int | None = None,
-                  progressing=("True", "NewReplicaSetAvailable", None), available_cond=("True", "MinimumReplicasAvailable"),
-                  rs_name: str = "", progress_time: str = "", available_time: str = "",
-                  extra_conditions: list | None = None, total: int | None = None) -> dict:
+def deploy_status(
+    replicas: int,
+    ready: int,
+    *,
+    updated: int | None = None,
+    available: int | None = None,
+    progressing=("True", "NewReplicaSetAvailable", None),
+    available_cond=("True", "MinimumReplicasAvailable"),
+    rs_name: str = "",
+    progress_time: str = "",
+    available_time: str = "",
+    extra_conditions: list | None = None,
+    total: int | None = None,
+) -> dict:
     updated = replicas if updated is None else updated
     available = ready if available is None else available
-    st: dict = {"replicas": total if total is not None else replicas, "updatedReplicas": updated,
-                "readyReplicas": ready, "availableReplicas": available}
+    st: dict = {
+        "replicas": total if total is not None else replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": ready,
+        "availableReplicas": available,
+    }
     if ready == 0:
         del st["readyReplicas"]
     if available == 0:
@@ -233,24 +401,51 @@ def deploy_status(replicas: int, ready: int, *, updated: int | None = None, avai
         st["unavailableReplicas"] = unavailable
     p_status, p_reason, p_msg = progressing
     if p_msg is None:
-        p_msg = {"NewReplicaSetAvailable": f'ReplicaSet "{rs_name}" has successfully progressed.',
-                 "ReplicaSetUpdated": f'ReplicaSet "{rs_name}" is progressing.',
-                 "ProgressDeadlineExceeded": f'ReplicaSet "{rs_name}" has timed out progressing.'}[p_reason]
+        p_msg = {
+            "NewReplicaSetAvailable": f'ReplicaSet "{rs_name}" has successfully progressed.',
+            "ReplicaSetUpdated": f'ReplicaSet "{rs_name}" is progressing.',
+            "ProgressDeadlineExceeded": f'ReplicaSet "{rs_name}" has timed out progressing.',
+        }[p_reason]
     a_status, a_reason = available_cond
-    a_msg = ("Deployment has minimum availability." if a_status == "True"
-             else "Deployment does not have minimum availability.")
+    a_msg = (
+        "Deployment has minimum availability."
+        if a_status == "True"
+        else "Deployment does not have minimum availability."
+    )
     conds = [
-        {"type": "Available", "status": a_status, "lastUpdateTime": available_time, "lastTransitionTime": available_time,
-         "reason": a_reason, "message": a_msg},
-        {"type": "Progressing", "status": p_status, "lastUpdateTime": progress_time, "lastTransitionTime": progress_time,
-         "reason": p_reason, "message": p_msg},
+        {
+            "type": "Available",
+            "status": a_status,
+            "lastUpdateTime": available_time,
+            "lastTransitionTime": available_time,
+            "reason": a_reason,
+            "message": a_msg,
+        },
+        {
+            "type": "Progressing",
+            "status": p_status,
+            "lastUpdateTime": progress_time,
+            "lastTransitionTime": progress_time,
+            "reason": p_reason,
+            "message": p_msg,
+        },
     ]
     st["conditions"] = conds + (extra_conditions or [])
     return st
 
 
-def replicaset(deploy: dict, hash_: str, created: str, template: dict, *, revision: int, replicas: int,
-               ready: int | None = None, available: int | None = None, conditions: list | None = None) -> dict:
+def replicaset(
+    deploy: dict,
+    hash_: str,
+    created: str,
+    template: dict,
+    *,
+    revision: int,
+    replicas: int,
+    ready: int | None = None,
+    available: int | None = None,
+    conditions: list | None = None,
+) -> dict:
     ns = deploy["metadata"]["namespace"]
     dname = deploy["metadata"]["name"]
     name = f"{dname}-{hash_}"
@@ -267,68 +462,164 @@ def replicaset(deploy: dict, hash_: str, created: str, template: dict, *, revisi
         st["availableReplicas"] = available
     if conditions:
         st["conditions"] = conditions
-    ann = {"deployment.kubernetes.io/desired-replicas": str(deploy["spec"]["replicas"]),
-           "deployment.kubernetes.io/max-replicas": str(deploy["spec"]["replicas"] + 1),
-           "deployment.kubernetes.io/revision": str(revision)}
+    ann = {
+        "deployment.kubernetes.io/desired-replicas": str(deploy["spec"]["replicas"]),
+        "deployment.kubernetes.io/max-replicas": str(deploy["spec"]["replicas"] + 1),
+        "deployment.kubernetes.io/revision": str(revision),
+    }
     for k, v in deploy["metadata"]["annotations"].items():
-        if k == "kubernetes.io/change-cause" and revision == int(deploy["metadata"]["annotations"]["deployment.kubernetes.io/revision"]):
+        if k == "kubernetes.io/change-cause" and revision == int(
+            deploy["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+        ):
             ann[k] = v
     return {
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": name, "namespace": ns, "uid": uid("rs", ns, name), "generation": 1,
-                     "creationTimestamp": created, "labels": tpl["metadata"]["labels"], "annotations": ann,
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": dname,
-                                          "uid": deploy["metadata"]["uid"], "controller": True,
-                                          "blockOwnerDeletion": True}]},
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": uid("rs", ns, name),
+            "generation": 1,
+            "creationTimestamp": created,
+            "labels": tpl["metadata"]["labels"],
+            "annotations": ann,
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": dname,
+                    "uid": deploy["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
         "spec": {"replicas": replicas, "selector": {"matchLabels": sel}, "template": tpl},
         "status": st,
     }
 
 
-def statefulset(ns: str, name: str, created: str, template: dict, *, replicas: int, ready: int, service: str,
-                revision_hash: str, volume_claims: list | None = None, labels: dict | None = None) -> dict:
-    sel = {k: v for k, v in template["metadata"]["labels"].items() if k in ("app", "app.kubernetes.io/name")}
+def statefulset(
+    ns: str,
+    name: str,
+    created: str,
+    template: dict,
+    *,
+    replicas: int,
+    ready: int,
+    service: str,
+    revision_hash: str,
+    volume_claims: list | None = None,
+    labels: dict | None = None,
+) -> dict:
+    sel = {
+        k: v
+        for k, v in template["metadata"]["labels"].items()
+        if k in ("app", "app.kubernetes.io/name")
+    }
     rev = f"{name}-{revision_hash}"
-    spec: dict = {"replicas": replicas, "serviceName": service, "selector": {"matchLabels": sel},
-                  "podManagementPolicy": "OrderedReady", "revisionHistoryLimit": 10,
-                  "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
-                  "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
-                  "template": template}
+    spec: dict = {
+        "replicas": replicas,
+        "serviceName": service,
+        "selector": {"matchLabels": sel},
+        "podManagementPolicy": "OrderedReady",
+        "revisionHistoryLimit": 10,
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+        "template": template,
+    }
     if volume_claims:
         spec["volumeClaimTemplates"] = volume_claims
     return {
-        "apiVersion": "apps/v1", "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": ns, "uid": uid("sts", ns, name), "generation": 3,
-                     "creationTimestamp": created, "labels": labels or {"app": name}},
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": uid("sts", ns, name),
+            "generation": 3,
+            "creationTimestamp": created,
+            "labels": labels or {"app": name},
+        },
         "spec": spec,
-        "status": {"observedGeneration": 3, "replicas": replicas, "readyReplicas": ready, "currentReplicas": replicas,
-                   "updatedReplicas": replicas, "availableReplicas": ready, "currentRevision": rev,
-                   "updateRevision": rev, "collisionCount": 0},
+        "status": {
+            "observedGeneration": 3,
+            "replicas": replicas,
+            "readyReplicas": ready,
+            "currentReplicas": replicas,
+            "updatedReplicas": replicas,
+            "availableReplicas": ready,
+            "currentRevision": rev,
+            "updateRevision": rev,
+            "collisionCount": 0,
+        },
     }
 
 
-def daemonset(ns: str, name: str, created: str, template: dict, *, desired: int, ready: int | None = None) -> dict:
+def daemonset(
+    ns: str, name: str, created: str, template: dict, *, desired: int, ready: int | None = None
+) -> dict:
     ready = desired if ready is None else ready
-    sel = {k: v for k, v in template["metadata"]["labels"].items() if k in ("app", "app.kubernetes.io/name", "k8s-app")}
+    sel = {
+        k: v
+        for k, v in template["metadata"]["labels"].items()
+        if k in ("app", "app.kubernetes.io/name", "k8s-app")
+    }
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": name, "namespace": ns, "uid": uid("ds", ns, name), "generation": 2,
-                     "creationTimestamp": created, "labels": dict(sel)},
-        "spec": {"selector": {"matchLabels": sel}, "template": template,
-                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}},
-        "status": {"currentNumberScheduled": desired, "desiredNumberScheduled": desired, "numberMisscheduled": 0,
-                   "numberReady": ready, "numberAvailable": ready, "updatedNumberScheduled": desired,
-                   "observedGeneration": 2, **({"numberUnavailable": desired - ready} if desired > ready else {})},
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": uid("ds", ns, name),
+            "generation": 2,
+            "creationTimestamp": created,
+            "labels": dict(sel),
+        },
+        "spec": {
+            "selector": {"matchLabels": sel},
+            "template": template,
+            "updateStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0},
+            },
+        },
+        "status": {
+            "currentNumberScheduled": desired,
+            "desiredNumberScheduled": desired,
+            "numberMisscheduled": 0,
+            "numberReady": ready,
+            "numberAvailable": ready,
+            "updatedNumberScheduled": desired,
+            "observedGeneration": 2,
+            **({"numberUnavailable": desired - ready} if desired > ready else {}),
+        },
     }
 
 
-def cstatus(name: str, image: str, *, ready: bool = True, restarts: int = 0, running_since: str | None = None,
-            waiting: tuple | None = None, last_terminated: dict | None = None, pod_seed: str = "",
-            image_digest: str | None = None, started: bool | None = None) -> dict:
+def cstatus(
+    name: str,
+    image: str,
+    *,
+    ready: bool = True,
+    restarts: int = 0,
+    running_since: str | None = None,
+    waiting: tuple | None = None,
+    last_terminated: dict | None = None,
+    pod_seed: str = "",
+    image_digest: str | None = None,
+    started: bool | None = None,
+) -> dict:
     digest = image_digest or hexid("img" + image, 64)
     base = image.split(":")[0]
-    cs: dict = {"name": name, "image": image, "imageID": f"{base}@sha256:{digest}", "ready": ready,
-                "restartCount": restarts, "started": ready if started is None else started}
+    cs: dict = {
+        "name": name,
+        "image": image,
+        "imageID": f"{base}@sha256:{digest}",
+        "ready": ready,
+        "restartCount": restarts,
+        "started": ready if started is None else started,
+    }
     if waiting:
         cs["state"] = {"waiting": {"reason": waiting[0], "message": waiting[1]}}
         cs["started"] = False
@@ -338,39 +629,81 @@ def cstatus(name: str, image: str, *, ready: bool = True, restarts: int = 0, run
     if last_terminated:
         cs["lastState"] = {"terminated": last_terminated}
         if waiting:
-            cs["containerID"] = "containerd://" + hexid(pod_seed + name + "last" + str(restarts), 64)
+            cs["containerID"] = "containerd://" + hexid(
+                pod_seed + name + "last" + str(restarts), 64
+            )
     else:
         cs["lastState"] = {}
     return cs
 
 
-def terminated(reason: str, exit_code: int, started: str, finished: str, *, message: str | None = None,
-               seed: str = "") -> dict:
-    t: dict = {"exitCode": exit_code, "reason": reason, "startedAt": started, "finishedAt": finished,
-               "containerID": "containerd://" + hexid("term" + seed + finished, 64)}
+def terminated(
+    reason: str,
+    exit_code: int,
+    started: str,
+    finished: str,
+    *,
+    message: str | None = None,
+    seed: str = "",
+) -> dict:
+    t: dict = {
+        "exitCode": exit_code,
+        "reason": reason,
+        "startedAt": started,
+        "finishedAt": finished,
+        "containerID": "containerd://" + hexid("term" + seed + finished, 64),
+    }
     if message:
         t["message"] = message
     return t
 
 
-def pod(owner: dict | None, name: str, created: str, template: dict, *, node_name: str | None, pod_ip: str | None,
-        host_ip: str | None, statuses: list, phase: str = "Running", ready: bool | None = None,
-        scheduled: bool = True, sched_message: str | None = None, ready_since: str | None = None,
-        deletion: str | None = None, extra_conditions: list | None = None, qos: str | None = None,
-        owner_kind: str | None = None, labels_extra: dict | None = None) -> dict:
+def pod(
+    owner: dict | None,
+    name: str,
+    created: str,
+    template: dict,
+    *,
+    node_name: str | None,
+    pod_ip: str | None,
+    host_ip: str | None,
+    statuses: list,
+    phase: str = "Running",
+    ready: bool | None = None,
+    scheduled: bool = True,
+    sched_message: str | None = None,
+    ready_since: str | None = None,
+    deletion: str | None = None,
+    extra_conditions: list | None = None,
+    qos: str | None = None,
+    owner_kind: str | None = None,
+    labels_extra: dict | None = None,
+) -> dict:
     md_ns = owner["metadata"]["namespace"] if owner else template.get("namespace", "default")
     labels = dict(template["metadata"]["labels"])
     if owner and owner["kind"] == "ReplicaSet":
         labels["pod-template-hash"] = owner["metadata"]["labels"]["pod-template-hash"]
     labels.update(labels_extra or {})
-    md: dict = {"name": name, "namespace": md_ns, "uid": uid("pod", md_ns, name), "creationTimestamp": created,
-                "labels": labels}
+    md: dict = {
+        "name": name,
+        "namespace": md_ns,
+        "uid": uid("pod", md_ns, name),
+        "creationTimestamp": created,
+        "labels": labels,
+    }
     if template["metadata"].get("annotations"):
         md["annotations"] = dict(template["metadata"]["annotations"])
     if owner:
-        md["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner_kind or owner["kind"],
-                                  "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
-                                  "controller": True, "blockOwnerDeletion": True}]
+        md["ownerReferences"] = [
+            {
+                "apiVersion": "apps/v1",
+                "kind": owner_kind or owner["kind"],
+                "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"],
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
     if deletion:
         md["deletionTimestamp"] = deletion
         md["deletionGracePeriodSeconds"] = 30
@@ -379,8 +712,18 @@ def pod(owner: dict | None, name: str, created: str, template: dict, *, node_nam
         spec["nodeName"] = node_name
     spec.setdefault("tolerations", [])
     spec["tolerations"] += [
-        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        {
+            "key": "node.kubernetes.io/not-ready",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
+        {
+            "key": "node.kubernetes.io/unreachable",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
     ]
     if ready is None:
         ready = all(s.get("ready") for s in statuses) and phase == "Running"
@@ -388,42 +731,119 @@ def pod(owner: dict | None, name: str, created: str, template: dict, *, node_nam
     conds = []
     if scheduled:
         conds += [
-            {"type": "PodReadyToStartContainers", "status": "True" if phase == "Running" else "False", "lastProbeTime": None, "lastTransitionTime": created},
-            {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": created},
-            {"type": "Ready", "status": "True" if ready else "False", "lastProbeTime": None, "lastTransitionTime": rs,
-             **({} if ready else {"reason": "ContainersNotReady",
-                                   "message": "containers with unready status: [" + " ".join(s["name"] for s in statuses if not s.get("ready")) + "]"})},
-            {"type": "ContainersReady", "status": "True" if ready else "False", "lastProbeTime": None, "lastTransitionTime": rs,
-             **({} if ready else {"reason": "ContainersNotReady",
-                                   "message": "containers with unready status: [" + " ".join(s["name"] for s in statuses if not s.get("ready")) + "]"})},
-            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": created},
+            {
+                "type": "PodReadyToStartContainers",
+                "status": "True" if phase == "Running" else "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": created,
+            },
+            {
+                "type": "Initialized",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": created,
+            },
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": rs,
+                **(
+                    {}
+                    if ready
+                    else {
+                        "reason": "ContainersNotReady",
+                        "message": "containers with unready status: ["
+                        + " ".join(s["name"] for s in statuses if not s.get("ready"))
+                        + "]",
+                    }
+                ),
+            },
+            {
+                "type": "ContainersReady",
+                "status": "True" if ready else "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": rs,
+                **(
+                    {}
+                    if ready
+                    else {
+                        "reason": "ContainersNotReady",
+                        "message": "containers with unready status: ["
+                        + " ".join(s["name"] for s in statuses if not s.get("ready"))
+                        + "]",
+                    }
+                ),
+            },
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": created,
+            },
         ]
     else:
-        conds.append({"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": created,
-                      "reason": "Unschedulable", "message": sched_message})
+        conds.append(
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": created,
+                "reason": "Unschedulable",
+                "message": sched_message,
+            }
+        )
     if extra_conditions:
         conds = extra_conditions + conds
     status: dict = {"phase": phase, "conditions": conds, "qosClass": qos or _qos(template)}
     if scheduled:
-        status.update({"hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
-                       "startTime": created, "containerStatuses": statuses})
+        status.update(
+            {
+                "hostIP": host_ip,
+                "hostIPs": [{"ip": host_ip}],
+                "podIP": pod_ip,
+                "podIPs": [{"ip": pod_ip}],
+                "startTime": created,
+                "containerStatuses": statuses,
+            }
+        )
     return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec, "status": status}
 
 
 def _qos(template: dict) -> str:
     cs = template["spec"]["containers"]
-    if all(c.get("resources", {}).get("limits") and c["resources"].get("requests") == c["resources"]["limits"] for c in cs):
+    if all(
+        c.get("resources", {}).get("limits")
+        and c["resources"].get("requests") == c["resources"]["limits"]
+        for c in cs
+    ):
         return "Guaranteed"
     if any(c.get("resources") for c in cs):
         return "Burstable"
     return "BestEffort"
 
 
-def service(ns: str, name: str, created: str, *, selector: dict | None = None, ports: list | None = None,
-            cluster_ip: str | None = None, type_: str = "ClusterIP", external_name: str | None = None,
-            annotations: dict | None = None, labels: dict | None = None, headless: bool = False) -> dict:
-    md: dict = {"name": name, "namespace": ns, "uid": uid("svc", ns, name), "creationTimestamp": created,
-                "labels": labels or {"app": name}}
+def service(
+    ns: str,
+    name: str,
+    created: str,
+    *,
+    selector: dict | None = None,
+    ports: list | None = None,
+    cluster_ip: str | None = None,
+    type_: str = "ClusterIP",
+    external_name: str | None = None,
+    annotations: dict | None = None,
+    labels: dict | None = None,
+    headless: bool = False,
+) -> dict:
+    md: dict = {
+        "name": name,
+        "namespace": ns,
+        "uid": uid("svc", ns, name),
+        "creationTimestamp": created,
+        "labels": labels or {"app": name},
+    }
     if annotations:
         md["annotations"] = annotations
     spec: dict = {"type": type_}
@@ -431,13 +851,32 @@ def service(ns: str, name: str, created: str, *, selector: dict | None = None, p
         spec["externalName"] = external_name
         spec["sessionAffinity"] = "None"
         if ports:
-            spec["ports"] = [{"name": n, "port": p, "protocol": "TCP", "targetPort": tp} for n, p, tp in ports]
+            spec["ports"] = [
+                {"name": n, "port": p, "protocol": "TCP", "targetPort": tp} for n, p, tp in ports
+            ]
     else:
-        spec.update({"clusterIP": "None" if headless else cluster_ip, "clusterIPs": ["None" if headless else cluster_ip],
-                     "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
-                     "sessionAffinity": "None", "selector": selector,
-                     "ports": [{"name": n, "port": p, "protocol": "TCP", "targetPort": tp} for n, p, tp in (ports or [])]})
-    return {"apiVersion": "v1", "kind": "Service", "metadata": md, "spec": spec, "status": {"loadBalancer": {}}}
+        spec.update(
+            {
+                "clusterIP": "None" if headless else cluster_ip,
+                "clusterIPs": ["None" if headless else cluster_ip],
+                "internalTrafficPolicy": "Cluster",
+                "ipFamilies": ["IPv4"],
+                "ipFamilyPolicy": "SingleStack",
+                "sessionAffinity": "None",
+                "selector": selector,
+                "ports": [
+                    {"name": n, "port": p, "protocol": "TCP", "targetPort": tp}
+                    for n, p, tp in (ports or [])
+                ],
+            }
+        )
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": md,
+        "spec": spec,
+        "status": {"loadBalancer": {}},
+    }
 
 
 def endpoints(svc: dict, pods_: list, *, not_ready: list | None = None) -> dict:
@@ -445,37 +884,75 @@ def endpoints(svc: dict, pods_: list, *, not_ready: list | None = None) -> dict:
     name = svc["metadata"]["name"]
 
     def addr(p):
-        return {"ip": p["status"]["podIP"], "nodeName": p["spec"]["nodeName"],
-                "targetRef": {"kind": "Pod", "name": p["metadata"]["name"], "namespace": ns, "uid": p["metadata"]["uid"]}}
+        return {
+            "ip": p["status"]["podIP"],
+            "nodeName": p["spec"]["nodeName"],
+            "targetRef": {
+                "kind": "Pod",
+                "name": p["metadata"]["name"],
+                "namespace": ns,
+                "uid": p["metadata"]["uid"],
+            },
+        }
 
     subset: dict = {}
     if pods_:
         subset["addresses"] = [addr(p) for p in pods_]
     if not_ready:
         subset["notReadyAddresses"] = [addr(p) for p in not_ready]
-    obj = {"apiVersion": "v1", "kind": "Endpoints",
-           "metadata": {"name": name, "namespace": ns, "uid": uid("ep", ns, name),
-                        "creationTimestamp": svc["metadata"]["creationTimestamp"], "labels": svc["metadata"]["labels"]}}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Endpoints",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": uid("ep", ns, name),
+            "creationTimestamp": svc["metadata"]["creationTimestamp"],
+            "labels": svc["metadata"]["labels"],
+        },
+    }
     if subset:
         ports = []
         for sp in svc["spec"]["ports"]:
             tp = sp["targetPort"]
-            ports.append({"name": sp["name"], "port": tp if isinstance(tp, int) else sp["port"], "protocol": "TCP"})
+            ports.append(
+                {
+                    "name": sp["name"],
+                    "port": tp if isinstance(tp, int) else sp["port"],
+                    "protocol": "TCP",
+                }
+            )
         subset["ports"] = ports
         obj["subsets"] = [subset]
     return obj
 
 
 def configmap(ns: str, name: str, created: str, data: dict, labels: dict | None = None) -> dict:
-    md: dict = {"name": name, "namespace": ns, "uid": uid("cm", ns, name), "creationTimestamp": created}
+    md: dict = {
+        "name": name,
+        "namespace": ns,
+        "uid": uid("cm", ns, name),
+        "creationTimestamp": created,
+    }
     if labels:
         md["labels"] = labels
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md, "data": data}
 
 
-def event(obj: dict | tuple, reason: str, message: str, *, first: str, last: str | None = None, count: int = 1,
-          type_: str = "Normal", component: str, host: str | None = None, field_path: str | None = None,
-          seed: str = "") -> dict:
+def event(
+    obj: dict | tuple,
+    reason: str,
+    message: str,
+    *,
+    first: str,
+    last: str | None = None,
+    count: int = 1,
+    type_: str = "Normal",
+    component: str,
+    host: str | None = None,
+    field_path: str | None = None,
+    seed: str = "",
+) -> dict:
     if isinstance(obj, dict):
         kind = obj["kind"]
         name = obj["metadata"]["name"]
@@ -497,12 +974,24 @@ def event(obj: dict | tuple, reason: str, message: str, *, first: str, last: str
         src["host"] = host
     ev_ns = ns or "default"
     return {
-        "apiVersion": "v1", "kind": "Event",
-        "metadata": {"name": f"{name}.{hexid(seed + reason + message + first, 16)}", "namespace": ev_ns,
-                     "uid": uid("ev", ev_ns, name, reason, first, seed), "creationTimestamp": first},
-        "involvedObject": inv, "reason": reason, "message": message, "type": type_, "count": count,
-        "firstTimestamp": first, "lastTimestamp": last, "source": src,
-        "reportingComponent": component, "reportingInstance": host or "",
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": f"{name}.{hexid(seed + reason + message + first, 16)}",
+            "namespace": ev_ns,
+            "uid": uid("ev", ev_ns, name, reason, first, seed),
+            "creationTimestamp": first,
+        },
+        "involvedObject": inv,
+        "reason": reason,
+        "message": message,
+        "type": type_,
+        "count": count,
+        "firstTimestamp": first,
+        "lastTimestamp": last,
+        "source": src,
+        "reportingComponent": component,
+        "reportingInstance": host or "",
     }
 
 
@@ -512,13 +1001,28 @@ class Logs:
         self.docs: list[tuple[datetime, dict]] = []
         self.now = now
 
-    def add(self, when: datetime, ns: str, pod_name: str, container_name: str, service_name: str, level: str,
-            message: str, **extra) -> None:
+    def add(
+        self,
+        when: datetime,
+        ns: str,
+        pod_name: str,
+        container_name: str,
+        service_name: str,
+        level: str,
+        message: str,
+        **extra,
+    ) -> None:
         if self.now is not None and when > self.now:
             return
-        doc = {"@timestamp": iso_ms(when), "message": message, "log.level": level, "service.name": service_name,
-               "kubernetes.namespace": ns, "kubernetes.pod.name": pod_name,
-               "kubernetes.container.name": container_name}
+        doc = {
+            "@timestamp": iso_ms(when),
+            "message": message,
+            "log.level": level,
+            "service.name": service_name,
+            "kubernetes.namespace": ns,
+            "kubernetes.pod.name": pod_name,
+            "kubernetes.container.name": container_name,
+        }
         for k, v in extra.items():
             doc[k.replace("__", ".")] = v
         self.docs.append((when, doc))
@@ -551,17 +1055,32 @@ class Metrics:
     def gauge(self, name: str, help_: str, labels: dict, fn) -> None:
         """fn(ts) -> value or None (absent)."""
         pts = [(t, fn(t)) for t in self.times()]
-        self._fam(name, "gauge", help_)["series"].append((labels, [(t, v) for t, v in pts if v is not None]))
+        self._fam(name, "gauge", help_)["series"].append(
+            (labels, [(t, v) for t, v in pts if v is not None])
+        )
 
     def counter_values(self, name: str, help_: str, labels: dict, fn) -> None:
         """A counter whose value at each sample is given directly (restart counts and the like)."""
         pts = [(t, fn(t)) for t in self.times()]
-        self._fam(name, "counter", help_)["series"].append((labels, [(t, v) for t, v in pts if v is not None]))
+        self._fam(name, "counter", help_)["series"].append(
+            (labels, [(t, v) for t, v in pts if v is not None])
+        )
 
-    def counter(self, name: str, help_: str, labels: dict, rate_fn, *, start_value: float | None = None,
-                resets: list | None = None, integer: bool = False, age: float = 2 * 86400) -> None:
-        """rate_fn(ts) -> per-second rate (or None when the series is absent); resets: ts list where it restarts at 0.
-        Without start_value the series starts at what `age` seconds at the first rate would have counted."""
+    def counter(
+        self,
+        name: str,
+        help_: str,
+        labels: dict,
+        rate_fn,
+        *,
+        start_value: float | None = None,
+        resets: list | None = None,
+        integer: bool = False,
+        age: float = 2 * 86400,
+    ) -> None:
+        """rate_fn(ts) -> per-second rate (or None when the series is absent); resets: ts list
+        where it restarts at 0. Without start_value the series starts at what `age` seconds at
+        the first rate would have counted."""
         resets = sorted(resets or [])
         if start_value is None:
             r0 = rate_fn(self.times()[0])
@@ -584,9 +1103,19 @@ class Metrics:
             pts.append((t, float(int(v)) if integer else round(v, 3)))
         self._fam(name, "counter", help_)["series"].append((labels, pts))
 
-    def histogram(self, name: str, help_: str, labels: dict, buckets: list, rate_fn, dist_fn,
-                  step: int | None = None, age: float = 2 * 86400) -> None:
-        """rate_fn(ts) -> requests/s; dist_fn(ts) -> (median_seconds, sigma) of a log-normal latency."""
+    def histogram(
+        self,
+        name: str,
+        help_: str,
+        labels: dict,
+        buckets: list,
+        rate_fn,
+        dist_fn,
+        step: int | None = None,
+        age: float = 2 * 86400,
+    ) -> None:
+        """rate_fn(ts) -> requests/s; dist_fn(ts) -> (median_seconds, sigma) of a log-normal
+        latency."""
         fam = self._fam(name, "histogram", help_)
         t0 = self.times(step)[0]
         n0 = rate_fn(t0) * age
@@ -619,7 +1148,7 @@ class Metrics:
                 if fam["type"] == "histogram":
                     labels, pts, buckets = entry
                     for t, cum, total, s in pts:
-                        for b, c in zip(buckets + ["+Inf"], cum):
+                        for b, c in zip([*buckets, "+Inf"], cum, strict=False):
                             le = b if isinstance(b, str) else _fmt(b)
                             out.append(f"{name}_bucket{_labels({**labels, 'le': le})} {c} {t}")
                         out.append(f"{name}_count{_labels(labels)} {total} {t}")
@@ -655,9 +1184,11 @@ def _labels(d: dict) -> str:
 
 def jitter(seed: str, scale: float):
     """A deterministic noise function of time: ts -> value in [-scale, scale]."""
+
     def f(t: int) -> float:
         h = hashlib.sha256(f"{seed}:{t}".encode()).digest()
         return (h[0] / 255 * 2 - 1) * scale
+
     return f
 
 
@@ -684,7 +1215,9 @@ class Scenario:
     def add(self, *objs: dict) -> None:
         self.objects.extend(objs)
 
-    def pod_log(self, ns: str, pod_name: str, container_name: str, lines: list[str], previous: bool = False) -> None:
+    def pod_log(
+        self, ns: str, pod_name: str, container_name: str, lines: list[str], previous: bool = False
+    ) -> None:
         self.pod_logs[(ns, pod_name, container_name + (".previous" if previous else ""))] = lines
 
     def write(self) -> Path:
@@ -695,7 +1228,9 @@ class Scenario:
         meta = {"id": self.id, **self.meta, "now": self.now_str}
         order = ["id", "title", "now", "report", "truth", "interventions"]
         meta = {k: meta[k] for k in order if k in meta}
-        (d / "scenario.yaml").write_text(yaml.dump(meta, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True))
+        (d / "scenario.yaml").write_text(
+            yaml.dump(meta, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True)
+        )
         with (d / "cluster.yaml").open("w") as f:
             yaml.dump_all(self.objects, f, Dumper=_Dumper, sort_keys=False, width=200)
         if self.logs.docs:
@@ -725,7 +1260,8 @@ _Dumper.add_representer(str, _str_repr)
 
 # --------------------------------------------------------------------------- cluster helper
 class Cluster:
-    """Nodes plus pod-IP allocation and a compact way to build Deployments with their ReplicaSets and Pods."""
+    """Nodes plus pod-IP allocation and a compact way to build Deployments with their ReplicaSets
+    and Pods."""
 
     def __init__(self, sc: Scenario, pod_net: str = "10.244"):
         self.sc = sc
@@ -756,30 +1292,82 @@ class Cluster:
         name = self.nodes[(self._rr + k) % len(self.nodes)]["metadata"]["name"]
         return name
 
-    def deployment(self, ns: str, name: str, containers: list, *, replicas: int, created: str, rs_created: str,
-                   revision: int, hash_: str | None = None, change_cause: str | None = None, nodes: list | None = None,
-                   labels: dict | None = None, pod_annotations: dict | None = None, pod_status=None,
-                   status: dict | None = None, old: list | None = None, max_surge="25%", max_unavailable="25%",
-                   volumes: list | None = None, sa: str = "default", add_pods: bool = True,
-                   progress_deadline: int = 600, node_selector: dict | None = None) -> dict:
+    def deployment(
+        self,
+        ns: str,
+        name: str,
+        containers: list,
+        *,
+        replicas: int,
+        created: str,
+        rs_created: str,
+        revision: int,
+        hash_: str | None = None,
+        change_cause: str | None = None,
+        nodes: list | None = None,
+        labels: dict | None = None,
+        pod_annotations: dict | None = None,
+        pod_status=None,
+        status: dict | None = None,
+        old: list | None = None,
+        max_surge="25%",
+        max_unavailable="25%",
+        volumes: list | None = None,
+        sa: str = "default",
+        add_pods: bool = True,
+        progress_deadline: int = 600,
+        node_selector: dict | None = None,
+    ) -> dict:
         """old: list of (hash, created, revision, containers, replicas) for earlier ReplicaSets.
-        pod_status(i, pod_name, node_name) -> dict of keyword overrides for pod() and cstatus, or None."""
+        pod_status(i, pod_name, node_name) -> dict of keyword overrides for pod() and cstatus, or
+        None."""
         lab = {"app": name}
         lab.update(labels or {})
-        tpl = pod_template(lab, containers, annotations=pod_annotations, volumes=volumes, sa=sa,
-                           node_selector=node_selector)
-        hash_ = hash_ or khash(f"{ns}/{name}/{revision}", 10)[:random.Random(len(name)).choice([9, 10])]
+        tpl = pod_template(
+            lab,
+            containers,
+            annotations=pod_annotations,
+            volumes=volumes,
+            sa=sa,
+            node_selector=node_selector,
+        )
+        hash_ = (
+            hash_
+            or khash(f"{ns}/{name}/{revision}", 10)[: random.Random(len(name)).choice([9, 10])]
+        )
         ann = {"kubernetes.io/change-cause": change_cause} if change_cause else None
         week = iso(self.sc.clock.ago(days=6, hours=20))
-        st = status or deploy_status(replicas, replicas, rs_name=f"{name}-{hash_}", progress_time=rs_created,
-                                     available_time=max(week, min(created, rs_created)))
-        dep = deployment(ns, name, created, tpl, replicas=replicas, revision=revision, status=st,
-                         labels={"app": name, **(labels or {})}, annotations=ann, max_surge=max_surge,
-                         max_unavailable=max_unavailable, progress_deadline=progress_deadline)
+        st = status or deploy_status(
+            replicas,
+            replicas,
+            rs_name=f"{name}-{hash_}",
+            progress_time=rs_created,
+            available_time=max(week, min(created, rs_created)),
+        )
+        dep = deployment(
+            ns,
+            name,
+            created,
+            tpl,
+            replicas=replicas,
+            revision=revision,
+            status=st,
+            labels={"app": name, **(labels or {})},
+            annotations=ann,
+            max_surge=max_surge,
+            max_unavailable=max_unavailable,
+            progress_deadline=progress_deadline,
+        )
         out = {"deployment": dep, "rs": [], "pods": [], "template": tpl}
-        for (oh, oc, orev, ocont, orep) in (old or []):
-            otpl = pod_template(lab, ocont, annotations=pod_annotations, volumes=volumes, sa=sa,
-                                node_selector=node_selector)
+        for oh, oc, orev, ocont, orep in old or []:
+            otpl = pod_template(
+                lab,
+                ocont,
+                annotations=pod_annotations,
+                volumes=volumes,
+                sa=sa,
+                node_selector=node_selector,
+            )
             ors = replicaset(dep, oh, oc, otpl, revision=orev, replicas=orep)
             out["rs"].append(ors)
             out.setdefault("old_templates", []).append(otpl)
@@ -792,10 +1380,20 @@ class Cluster:
                 out["pods"].append(self.make_pod(rs, tpl, i, rs_created, nodes, pod_status))
         return out
 
-    def make_pod(self, rs: dict, tpl: dict, i: int, created: str, nodes: list | None, pod_status=None,
-                 seed: str | None = None) -> dict:
+    def make_pod(
+        self,
+        rs: dict,
+        tpl: dict,
+        i: int,
+        created: str,
+        nodes: list | None,
+        pod_status=None,
+        seed: str | None = None,
+    ) -> dict:
         rs["metadata"]["namespace"]
-        pname = f"{rs['metadata']['name']}-{khash((seed or '') + rs['metadata']['name'] + str(i), 5)}"
+        pname = (
+            f"{rs['metadata']['name']}-{khash((seed or '') + rs['metadata']['name'] + str(i), 5)}"
+        )
         node_name = nodes[i % len(nodes)] if nodes else self.pick(i)
         ov = (pod_status(i, pname, node_name) if pod_status else None) or {}
         node_name = ov.pop("node", node_name)
@@ -811,15 +1409,37 @@ class Cluster:
         scheduled = ov.pop("scheduled", True)
         ip = self.pod_ip(node_name) if scheduled and node_name else None
         hip = self.host_ip(node_name) if scheduled and node_name else None
-        p = pod(rs, pname, pcreated, tpl, node_name=node_name if scheduled else None, pod_ip=ip, host_ip=hip,
-                statuses=statuses, ready_since=ready_since, scheduled=scheduled, **ov)
+        p = pod(
+            rs,
+            pname,
+            pcreated,
+            tpl,
+            node_name=node_name if scheduled else None,
+            pod_ip=ip,
+            host_ip=hip,
+            statuses=statuses,
+            ready_since=ready_since,
+            scheduled=scheduled,
+            **ov,
+        )
         self.sc.add(p)
         return p
 
 
-def add_nodes(cl: Cluster, clock: Clock, region: str, specs: list, *, created_days: float = 6.2,
-              itype: str = "m6i.2xlarge", cpu: str = "8", memory: str = "32386452Ki",
-              alloc_cpu: str = "7910m", alloc_mem: str = "31369620Ki", heartbeat_min: float = 0.5) -> list[str]:
+def add_nodes(
+    cl: Cluster,
+    clock: Clock,
+    region: str,
+    specs: list,
+    *,
+    created_days: float = 6.2,
+    itype: str = "m6i.2xlarge",
+    cpu: str = "8",
+    memory: str = "32386452Ki",
+    alloc_cpu: str = "7910m",
+    alloc_mem: str = "31369620Ki",
+    heartbeat_min: float = 0.5,
+) -> list[str]:
     """specs: list of (ip_last_two, zone_letter, pod_cidr_third_octet[, overrides dict])."""
     names = []
     for k, spec in enumerate(specs):
@@ -827,9 +1447,17 @@ def add_nodes(cl: Cluster, clock: Clock, region: str, specs: list, *, created_da
         ov = spec[3] if len(spec) > 3 else {}
         a, b = ip2.split(".")
         name = ov.pop("name", f"ip-10-20-{a}-{b}.{region}.compute.internal")
-        kw = dict(zone=f"{region}{zl}", itype=itype, cpu=cpu, memory=memory, alloc_cpu=alloc_cpu,
-                  alloc_mem=alloc_mem, internal_ip=f"10.20.{a}.{b}", pod_cidr=f"{cl.pod_net}.{third}.0/24",
-                  heartbeat=clock.t(minutes=heartbeat_min + 0.1 * k))
+        kw = dict(
+            zone=f"{region}{zl}",
+            itype=itype,
+            cpu=cpu,
+            memory=memory,
+            alloc_cpu=alloc_cpu,
+            alloc_mem=alloc_mem,
+            internal_ip=f"10.20.{a}.{b}",
+            pod_cidr=f"{cl.pod_net}.{third}.0/24",
+            heartbeat=clock.t(minutes=heartbeat_min + 0.1 * k),
+        )
         kw.update(ov)
         cl.add_node(node(name, clock.t(days=created_days - k * 0.4), **kw))
         names.append(name)
