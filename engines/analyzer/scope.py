@@ -63,11 +63,13 @@ _FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|
                    r"(?:ok|okay|good|normal|healthy)\b|\bno (?:issues?|problems?|errors?)\b")
 
 
-# A sentence that guesses at a cause ("someone rolled out X just before, can we roll it
-# back?", "I suspect the 3.31 rollout") names a suspect, not what is broken: reporters'
-# guesses are often the decoy, so a name said only there counts for less.
-_GUESS = re.compile(r"\b(?:i suspect|suspect|i think|i guess|maybe|perhaps|probably|could it be|"
-                    r"might be|can we roll|roll it back|rolled? back|should i|or is)\b")
+# A reporter's guess at a cause names a suspect, not what is broken, and is often the decoy:
+# a name said only in one counts for less. A hedge ("probably the quotes database", "I
+# suspect the 3.31 rollout") is a guess in its own clause; asking to undo something
+# ("someone rolled out X just before, can we roll it back?") makes its whole sentence one.
+_HEDGE = re.compile(r"\b(?:i suspect|suspect|i think|i guess|maybe|perhaps|probably|could it be|"
+                    r"might be)\b")
+_UNDO = re.compile(r"\b(?:can we roll|roll it back|rolled? back|revert|should i (?:kill|roll))\b")
 GUESSED = 0.6  # what a name said only in a guess keeps of its match
 
 
@@ -135,9 +137,12 @@ def _onset(text: str, now: datetime) -> datetime | None:
 
 
 def _not_guesses(report: str) -> list[str]:
-    """The report's sentences that say what is wrong rather than guess why."""
-    sentences = (x for x in re.split(r"(?<=[.?!])\s+|\n", report.lower()) if x.strip())
-    return [x for x in sentences if not _GUESS.search(x)]
+    """The report's clauses that say what is wrong rather than guess why."""
+    kept = []
+    for sentence in re.split(r"(?<=[.?!])\s+|\n", report.lower()):
+        if sentence.strip() and not _UNDO.search(sentence):
+            kept += [c for c in _CLAUSES.split(sentence) if c and not _HEDGE.search(c)]
+    return kept
 
 
 def ignored_terms(topics: Iterable[str]) -> frozenset[str]:

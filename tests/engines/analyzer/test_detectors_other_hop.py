@@ -131,5 +131,8 @@ def test_a_name_said_only_in_a_guess_counts_for_less_than_the_symptom() -> None:
     assert scope.weight("ingest", "webhook-relay") < 1.0
     plain = scope_of(facts, "webhook-relay is failing since 09:30")
     assert plain.weight("ingest", "webhook-relay") == 1.0
+    hedged = scope_of(facts, "webhook-relay is slow tonight, probably the event-consumer")
+    assert hedged.weight("ingest", "webhook-relay") == 1.0
+    assert hedged.weight("ingest", "event-consumer") < 1.0
 
 

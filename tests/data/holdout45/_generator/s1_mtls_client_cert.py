@@ -27,13 +27,15 @@ from ._kit import (
     steps,
 )
 
+SID = "ledger-mtls-client-cert-expired"
+
 NOW = T("2026-11-03T07:40:00Z")
 EXPIRY = T("2026-11-03T05:58:17Z")
 
 
 def build():
     sc = Scenario(
-        "ledger-mtls-client-cert-expired",
+        SID,
         "Settlements stuck, ledger-api full of TLS handshake errors",
         NOW,
         (

@@ -24,6 +24,8 @@ from ._kit import (
     steps,
 )
 
+SID = "node-disk-pressure-image-gc"
+
 NOW = T("2026-11-05T14:20:00Z")
 PRESSURE = T("2026-11-05T13:34:12Z")
 
@@ -67,7 +69,7 @@ def evicted(p, msg, at):
 
 def build():
     sc = Scenario(
-        "node-disk-pressure-image-gc",
+        SID,
         "catalog-api pods dying and being recreated, intermittent 503s",
         NOW,
         (

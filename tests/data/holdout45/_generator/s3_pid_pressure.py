@@ -25,6 +25,8 @@ from ._kit import (
 )
 from .s2_disk_pressure import evicted
 
+SID = "node-pid-pressure-zombie-leak"
+
 NOW = T("2026-11-10T03:15:00Z")
 PRESSURE = T("2026-11-10T02:06:40Z")
 PID_MAX = 32768
@@ -32,7 +34,7 @@ PID_MAX = 32768
 
 def build():
     sc = Scenario(
-        "node-pid-pressure-zombie-leak",
+        SID,
         "invoice-api: unable to create native thread, one pod evicted",
         NOW,
         (

@@ -35,6 +35,8 @@ QUOTA_MSG = (
     "requests.storage=600Gi"
 )
 
+SID = "statefulset-pvc-quota-full"
+
 
 def pvc(name, ns, *, created, size, sc_name="gp3", phase="Bound", node_name=None, labels=None):
     vol = "pvc-" + uid("PersistentVolume", ns, name)
@@ -74,7 +76,7 @@ def pvc(name, ns, *, created, size, sc_name="gp3", phase="Bound", node_name=None
 
 def build():
     sc = Scenario(
-        "statefulset-pvc-quota-full",
+        SID,
         "clickhouse scale-out stuck at 3 of 4 replicas",
         NOW,
         (

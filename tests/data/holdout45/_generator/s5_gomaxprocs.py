@@ -24,6 +24,8 @@ from ._kit import (
     tmpl_hash,
 )
 
+SID = "gomaxprocs-bigger-nodes-throttling"
+
 NOW = T("2026-11-17T11:30:00Z")
 MOVE = T("2026-11-17T08:21:00Z")
 
@@ -34,7 +36,7 @@ LES = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
 def build():
     sc = Scenario(
-        "gomaxprocs-bigger-nodes-throttling",
+        SID,
         "geo-router p99 latency up 8x since this morning",
         NOW,
         (

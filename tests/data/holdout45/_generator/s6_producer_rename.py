@@ -28,6 +28,8 @@ from ._kit import (
     tmpl_hash,
 )
 
+SID = "producer-field-rename-consumer-errors"
+
 NOW = T("2026-11-19T20:45:00Z")
 ROLL = T("2026-11-19T19:52:10Z")
 STREETS = ["Kastanienallee", "Rue Oberkampf", "Keizersgracht", "Calle Mayor", "Via Roma"]
@@ -35,7 +37,7 @@ STREETS = ["Kastanienallee", "Rue Oberkampf", "Keizersgracht", "Calle Mayor", "V
 
 def build():
     sc = Scenario(
-        "producer-field-rename-consumer-errors",
+        SID,
         "fulfillment-router failing orders into the DLQ",
         NOW,
         (

@@ -28,6 +28,8 @@ from ._kit import (
     template,
 )
 
+SID = "s3-slowdown-upload-throttling"
+
 NOW = T("2026-11-24T09:10:00Z")
 SLOW = T("2026-11-24T08:14:30Z")
 HPA_UP = T("2026-11-24T08:31:02Z")
@@ -35,7 +37,7 @@ HPA_UP = T("2026-11-24T08:31:02Z")
 
 def build():
     sc = Scenario(
-        "s3-slowdown-upload-throttling",
+        SID,
         "photo uploads failing with 503",
         NOW,
         (

@@ -27,6 +27,8 @@ from ._kit import (
     steps,
 )
 
+SID = "egress-allowlist-misses-db-cidr"
+
 NOW = T("2026-11-26T13:50:00Z")
 POLICY = T("2026-11-26T13:12:38Z")
 DB_IP = "10.74.18.23"
@@ -35,7 +37,7 @@ DB_HOST = "billing-pg.cluster-c8x2k1aqzt7m.eu-west-1.rds.amazonaws.com"
 
 def build():
     sc = Scenario(
-        "egress-allowlist-misses-db-cidr",
+        SID,
         "billing cannot reach its database, invoice-service unavailable",
         NOW,
         (

@@ -6,13 +6,15 @@ from datetime import timedelta
 
 from . import _kit as k
 
+SID = "bf-edge-proxy-new-nodes"
+
 ENVOY = "docker.io/envoyproxy/envoy:v1.28.1"
 ECR = "318204675530.dkr.ecr.eu-central-1.amazonaws.com"
 NG = "eks-general-2026a-5ec5f1d2-8a3b-4c2e-9d11-7e0c3b9a4f21"
 
 
 def build(root) -> None:
-    s = k.Scenario("bf-edge-proxy-new-nodes", "2026-11-27T19:42:00Z", 4601)
+    s = k.Scenario(SID, "2026-11-27T19:42:00Z", 4601)
     now = s.now
     old_created = s.ago(days=19, hours=3)
     new_created = s.ago(minutes=19, seconds=40)

@@ -7,6 +7,8 @@ from datetime import timedelta
 
 from . import _kit as k
 
+SID = "ledger-writer-digest-gone"
+
 REG = "harbor.kestrelpay.internal"
 
 
@@ -23,7 +25,7 @@ def _crio(obj) -> None:
 
 
 def build(root) -> None:
-    s = k.Scenario("ledger-writer-digest-gone", "2026-12-03T07:55:00Z", 4602)
+    s = k.Scenario(SID, "2026-12-03T07:55:00Z", 4602)
     for ns in ("default", "kube-system", "payments", "risk", "monitoring"):
         s.add(k.namespace(s, ns, s.ago(days=410)))
 

@@ -8,6 +8,8 @@ from datetime import timedelta
 
 from . import _kit as k
 
+SID = "invoice-migrate-init-crashloop"
+
 ECR = "774019352210.dkr.ecr.us-east-2.amazonaws.com"
 OLD = f"{ECR}/invoice-service:2.7.3"
 NEW = f"{ECR}/invoice-service:2.8.0"
@@ -77,7 +79,7 @@ TRACE_DUP = [
 
 
 def build(root) -> None:
-    s = k.Scenario("invoice-migrate-init-crashloop", "2026-12-04T15:20:00Z", 4603)
+    s = k.Scenario(SID, "2026-12-04T15:20:00Z", 4603)
     for ns in ("default", "kube-system", "billing", "web", "reporting"):
         s.add(k.namespace(s, ns, s.ago(days=500)))
     nodes = []

@@ -13,11 +13,13 @@ IMG_ID = (
     "ghcr.io/orchardline/usage-rollup@sha256:4b0c9e1d7a22f36c8e5b91d0a7f3c2e6b8d4f1a09c7e3b5d2f6a8"
     "c0e4b7d9f13"
 )
+
+SID = "usage-rollup-first-of-month"
 LIMIT = 2147483648
 
 
 def build(root) -> None:
-    s = k.Scenario("usage-rollup-first-of-month", "2026-12-01T01:12:00Z", 4604)
+    s = k.Scenario(SID, "2026-12-01T01:12:00Z", 4604)
     for ns in ("default", "kube-system", "analytics", "web"):
         s.add(k.namespace(s, ns, s.ago(days=330)))
     nodes = []

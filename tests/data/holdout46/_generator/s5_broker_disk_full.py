@@ -8,6 +8,8 @@ from datetime import timedelta
 
 from . import _kit as k
 
+SID = "rabbitmq-disk-alarm-publishers-blocked"
+
 RMQ = "docker.io/library/rabbitmq:3.12.10-management"
 REG = "registry.gitlab.com/tidewater/platform"
 CAP = 21474836480
@@ -15,7 +17,7 @@ LIMIT = 2000000000
 
 
 def build(root) -> None:
-    s = k.Scenario("rabbitmq-disk-alarm-publishers-blocked", "2026-12-05T11:30:00Z", 4605)
+    s = k.Scenario(SID, "2026-12-05T11:30:00Z", 4605)
     for ns in ("default", "kube-system", "messaging", "orders", "shipping", "notify"):
         s.add(k.namespace(s, ns, s.ago(days=600)))
     nodes = []

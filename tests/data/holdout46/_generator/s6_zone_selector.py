@@ -8,11 +8,13 @@ from datetime import timedelta
 
 from . import _kit as k
 
+SID = "tile-cache-zone-gone"
+
 ECR = "590184412207.dkr.ecr.eu-west-1.amazonaws.com"
 
 
 def build(root) -> None:
-    s = k.Scenario("tile-cache-zone-gone", "2026-12-06T09:40:00Z", 4606)
+    s = k.Scenario(SID, "2026-12-06T09:40:00Z", 4606)
     for ns in ("default", "kube-system", "geo", "web", "ml"):
         s.add(k.namespace(s, ns, s.ago(days=700)))
     drain = s.ago(minutes=37)

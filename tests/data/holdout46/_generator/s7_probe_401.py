@@ -8,13 +8,15 @@ from datetime import timedelta
 
 from . import _kit as k
 
+SID = "profile-api-actuator-401"
+
 REG = "registry.pinecrest.dev"
 OLD = f"{REG}/accounts/profile-api:3.3.2"
 NEW = f"{REG}/accounts/profile-api:3.4.0"
 
 
 def build(root) -> None:
-    s = k.Scenario("profile-api-actuator-401", "2026-12-07T16:25:00Z", 4607)
+    s = k.Scenario(SID, "2026-12-07T16:25:00Z", 4607)
     for ns in ("default", "kube-system", "accounts", "web", "data"):
         s.add(k.namespace(s, ns, s.ago(days=365)))
     nodes = []

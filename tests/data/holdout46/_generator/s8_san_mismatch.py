@@ -16,9 +16,11 @@ ERR_GO = (
     "not api.quillmark.com"
 )
 
+SID = "api-domain-move-san-mismatch"
+
 
 def build(root) -> None:
-    s = k.Scenario("api-domain-move-san-mismatch", "2026-12-08T13:10:00Z", 4608)
+    s = k.Scenario(SID, "2026-12-08T13:10:00Z", 4608)
     for ns in ("default", "kube-system", "edge", "partners", "billing", "monitoring"):
         s.add(k.namespace(s, ns, s.ago(days=800)))
     nodes = []
