@@ -136,13 +136,21 @@ def _onset(text: str, now: datetime) -> datetime | None:
     return None
 
 
-def _not_guesses(report: str) -> list[str]:
-    """The report's clauses that say what is wrong rather than guess why."""
-    kept = []
-    for sentence in re.split(r"(?<=[.?!])\s+|\n", report.lower()):
-        if sentence.strip() and not _UNDO.search(sentence):
-            kept += [c for c in _CLAUSES.split(sentence) if c and not _HEDGE.search(c)]
-    return kept
+def _without_guesses(report: str) -> str | None:
+    """The report without the clauses that guess why rather than say what is wrong; None
+    when it guesses nothing."""
+    kept: list[str] = []
+    dropped = False
+    for sentence in re.split(r"(?<=[.?!])\s+", " ".join(report.lower().split())):
+        if _UNDO.search(sentence):
+            dropped = True
+            continue
+        for clause in (c for c in _CLAUSES.split(sentence) if c and c.strip()):
+            if _HEDGE.search(clause):
+                dropped = True
+            else:
+                kept.append(clause)
+    return " , ".join(kept) if dropped else None
 
 
 def ignored_terms(topics: Iterable[str]) -> frozenset[str]:
@@ -192,7 +200,8 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
     words, cleared_words = _words(text), _words(cleared)
     targets: dict[Ref, float] = {}
     names = set(facts.workloads) | {Ref("Service", ns, n) for ns, n in facts.services}
-    plain, _ = _complaint(" ".join(_not_guesses(_uncamel(report))))
+    guessless = _without_guesses(_uncamel(report))
+    plain = _complaint(guessless)[0] if guessless is not None else text
     plain_words = _words(plain)
     for ref in names:
         strength = _name_match(ref.name, text, words)

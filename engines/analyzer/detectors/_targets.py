@@ -181,6 +181,13 @@ def spoken_server(text: str, caller: Ref, facts: Facts) -> Ref | None:
     return None
 
 
+# A workload shipping its own telemetry (traces, metrics, logs) to a collector: the
+# collector is a side channel, not on the path of the requests the workload serves.
+TELEMETRY_EXPORT = re.compile(r"\bexport(?:ing|er)?\b.{0,40}\b(?:traces?|spans?|metrics|logs|"
+                              r"telemetry)\b|\b(?:traces?|spans?|metrics|telemetry)\b.{0,30}"
+                              r"\bexport|\botlp\b|\bjaeger\b|\bzipkin\b", re.I)
+
+
 def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     """For each in-cluster workload named in another workload's log lines (by a host, or by
     its hyphenated name as a word), who named it."""
@@ -189,7 +196,7 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     for pattern in facts.patterns:
         text = f"{pattern.example} {pattern.template}"
         hosts = hosts_in(text)
-        if not (owners := pattern_workloads(pattern, facts)):
+        if not (owners := pattern_workloads(pattern, facts)) or TELEMETRY_EXPORT.search(text):
             continue
         caller = owners[0]
         if resolvers and phrase_in(pattern.text, RESOLUTION_FAILURES):  # the resolver is called

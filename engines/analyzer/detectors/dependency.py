@@ -27,6 +27,7 @@ from engines.analyzer.detectors._common import (
 )
 from engines.analyzer.detectors._logs import Sighting, by_workload, sightings
 from engines.analyzer.detectors._targets import (
+    TELEMETRY_EXPORT,
     Target,
     addresses_in,
     hosts_in,
@@ -82,11 +83,18 @@ _ANSWERED = re.compile(r"(?:->|=>|status[=: ]+|code[=: ]+|http/\d(?:\.\d)? |fail
 LOCKS = ("lock timeout", "lock wait timeout", "locknotavailable", "deadlock detected",
          "could not obtain lock")
 OTHER_CAUSES = (*TLS, *RESOLUTION, *EXHAUSTION, *LOCKS)  # those name a more specific cause
+# A dependency that answers, but not with what the caller can read: a response that fails
+# validation or decoding (an API that reports its own error in a 200, a changed format).
+_UNREADABLE = re.compile(r"validation errors? for \w*(?:response|reply|result)\b|"
+                         r"(?:failed to|could not|cannot|unable to) (?:decode|parse|unmarshal|"
+                         r"deserialize) (?:the )?(?:\w+ )?(?:response|reply|body)\b|"
+                         r"(?:invalid|malformed|unexpected) (?:\w+ )?(?:response|reply)\b", re.I)
 
 
 def _answered_status(text: str) -> str | None:
-    """The piece of a line that says a server answered an error status, if any."""
-    match = _ANSWERED.search(text.lower())
+    """The piece of a line that says a server answered an error status, or an answer the
+    caller cannot read, if any."""
+    match = _ANSWERED.search(text.lower()) or _UNREADABLE.search(text)
     return match.group(0) if match else None
 
 
@@ -148,6 +156,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     seen_all = sightings(facts, scope, (*CONNECT, *REFUSED, *THROTTLED, *WRITES_REFUSED),
                          OTHER_CAUSES, find=_answered_status)
     proxies = _sick_proxies(facts)
+    seen_all = [s for s in seen_all if not TELEMETRY_EXPORT.search(s.pattern.text)]
     for caller, seen in by_workload(seen_all).items():
         entry = Candidate("dependency_failure", caller)
         hosts: list[Target] = []

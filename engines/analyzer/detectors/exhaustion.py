@@ -62,6 +62,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     # a client that opens a connection per call runs out of local (ephemeral) ports
     "local ports": ("cannot assign requested address", "eaddrnotavail",
                     "ephemeral ports exhausted", "no ephemeral ports"),
+    # a JVM out of room for class metadata (classes generated per request, a class-loader
+    # leak): it throws and keeps running, nothing is OOM-killed
+    "class metadata space": ("outofmemoryerror: metaspace",
+                             "outofmemoryerror: compressed class space"),
     # a database that has used up its transaction ids stops taking writes until vacuumed
     "transaction ids": ("wraparound data loss", "transaction id wraparound",
                         "xid wraparound"),
