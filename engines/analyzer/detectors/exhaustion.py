@@ -233,11 +233,12 @@ def _serves(facts: Facts, ref: Ref) -> bool:
 CORROBORATED = 0.25  # a server's own exhaustion, for each client that reports it (two at most)
 
 
-def _relayed(facts: Facts, found: list[Candidate]) -> None:
+def _relayed(facts: Facts, found: list[Candidate], *, corroborate: bool = True) -> None:
     """A server (a database, a broker) that logs its own exhaustion owns it: a client that
     logs the same kind of exhaustion relays the server's error, and is its victim. Each
     such client also corroborates the server's word, however quietly the server logs it (a
-    broker warns once that it blocks publishers; its clients fail on every publish)."""
+    broker warns once that it blocks publishers; its clients fail on every publish), unless
+    one client is known to hold what the server ran out of."""
     kinds = {id(c): {clue.topic for clue in c.clues} for c in found}
     for server in (c for c in found if _serves(facts, c.culprit)):
         for client in found:
@@ -246,7 +247,7 @@ def _relayed(facts: Facts, found: list[Candidate]) -> None:
             if client is server or not shared or _serves(facts, client.culprit):
                 continue
             client.demote(0.5, f"it relays {server.culprit.name}'s own exhaustion")
-            if len(server.affects) < 2 and client.culprit not in server.affects:
+            if corroborate and len(server.affects) < 2 and client.culprit not in server.affects:
                 quote = next(c for c in client.clues if c.topic in shared)
                 server.clues.append(replace(quote, weight=CORROBORATED, note=(
                     f"{client.culprit.name} reports it too: {quote.note}")[:160],
@@ -311,7 +312,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 entry.follow(METRICS, {"metric": metric, "since": "1h"},
                              "see who holds the database's connections")
         found.append(entry)
-    _relayed(facts, found)
+    _relayed(facts, found, corroborate=holder is None)  # a holder's doing, not the server's
     for entry in evicted.values():
         entry.follow(POD_LOGS, entry.culprit.pod_args, f"see what {entry.culprit.name} writes")
         found.append(entry)
