@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ["s1_metaspace", "s2_burst_throttle", "s3_retry_storm", "s4_service_port", "s5_inodes",
-           "s6_quota_200", "s7_https_probe", "s8_toleration_typo"]
+from . import MODULES
 
 
 def main() -> None:
