@@ -51,6 +51,9 @@ VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exha
 VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop"}
 ROLLOUT = "bad_rollout"
 LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
+# Clues by which a candidate shows it harms what it affects (a revision that floods its
+# callee, whose new output its consumers reject, that starves its neighbours of CPU).
+HARMS = frozenset({"overloads-callee", "named-by-victims", "starved-neighbours"})
 
 
 def key(ref: Ref) -> Key:
@@ -177,6 +180,8 @@ def explained_by(candidate: Candidate, candidates: Sequence[Candidate], graph: G
     when = onsets.get(id(candidate))
     causes = []
     for other in candidates:
+        if other.culprit in candidate.affects and any(c.topic in HARMS for c in candidate.clues):
+            continue  # what the candidate's own evidence says it harms does not explain it
         depth, relation = reach.get(key(other.culprit), (0, ""))
         if not depth or candidate.category not in VICTIMS[relation] or (
                 other.category == "dependency_failure" and candidate.category != ROLLOUT) or \

@@ -218,6 +218,13 @@ def pod_logs_instead(box: Toolbox, facts: Facts, targets: Sequence[Ref]) -> None
                      f"read {name}'s own log, the log store being down")
 
 
+def _logged(facts: Facts, ref: Ref, *, errors_only: bool = False) -> bool:
+    """Whether a log line read so far is the workload's own (an error, with `errors_only`:
+    a server that only warns of its trouble says so in lines the error survey ranks low)."""
+    return any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns
+               if not errors_only or level_of(p) in ("error", "fatal", "critical", "err"))
+
+
 def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
           ranked: Sequence[Candidate] = ()) -> None:
     """Checks that no single candidate asks for, but that the facts call for: the named
@@ -228,14 +235,16 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
     (and what changed in the hungriest), the evidence tools that would explain a lead's
     state (detectors/evidence.py), the events of pods that stay Pending."""
     for ref in targets[:2]:
-        logged = any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns)
-        if not logged and ref.kind in ROLLING:
+        if not _logged(facts, ref) and ref.kind in ROLLING:
             box.call(t.POD_LOGS, ref.pod_args, f"read {ref.name}'s own log")
     callees = _callees(facts, targets[:2])[:2]
     for callee in callees:  # one hop down the call chain
         box.call(t.ROLLOUT, callee.workload_args,
                  f"what changed in {callee.name}, which {targets[0].name} calls")
         metrics(box, callee)
+        if not _logged(facts, callee, errors_only=True) and callee.kind in ROLLING:
+            box.call(t.POD_LOGS, callee.pod_args, f"read {callee.name}'s own log, "
+                     f"which {targets[0].name} calls")
     pod_logs_instead(box, facts, callees)  # the log store would have shown theirs too
     namespaces = {r.namespace for r in targets} | set(scope.namespaces)
     troubled: set[str] = set()

@@ -63,6 +63,16 @@ _FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|
                    r"(?:ok|okay|good|normal|healthy)\b|\bno (?:issues?|problems?|errors?)\b")
 
 
+# A reporter's guess at a cause names a suspect, not what is broken, and is often the decoy:
+# a name said only in one counts for less. A hedge ("probably the quotes database", "I
+# suspect the 3.31 rollout") is a guess in its own clause; asking to undo something
+# ("someone rolled out X just before, can we roll it back?") makes its whole sentence one.
+_HEDGE = re.compile(r"\b(?:i suspect|suspect|i think|i guess|maybe|perhaps|probably|could it be|"
+                    r"might be)\b")
+_UNDO = re.compile(r"\b(?:can we roll|roll it back|rolled? back|revert|should i (?:kill|roll))\b")
+GUESSED = 0.6  # what a name said only in a guess keeps of its match
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """The report's targets with match strengths (0..1), its symptoms and its onset."""
@@ -126,6 +136,23 @@ def _onset(text: str, now: datetime) -> datetime | None:
     return None
 
 
+def _without_guesses(report: str) -> str | None:
+    """The report without the clauses that guess why rather than say what is wrong; None
+    when it guesses nothing."""
+    kept: list[str] = []
+    dropped = False
+    for sentence in re.split(r"(?<=[.?!])\s+", " ".join(report.lower().split())):
+        if _UNDO.search(sentence):
+            dropped = True
+            continue
+        for clause in (c for c in _CLAUSES.split(sentence) if c and c.strip()):
+            if _HEDGE.search(clause):
+                dropped = True
+            else:
+                kept.append(clause)
+    return " , ".join(kept) if dropped else None
+
+
 def ignored_terms(topics: Iterable[str]) -> frozenset[str]:
     """Distinctive words of "ignore ..." replies ("the redis warnings in cart" → redis, cart)."""
     noise = GENERIC | {"warning", "warnings", "error", "errors", "alert", "alerts", "logs", "log",
@@ -173,8 +200,13 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
     words, cleared_words = _words(text), _words(cleared)
     targets: dict[Ref, float] = {}
     names = set(facts.workloads) | {Ref("Service", ns, n) for ns, n in facts.services}
+    guessless = _without_guesses(_uncamel(report))
+    plain = _complaint(guessless)[0] if guessless is not None else text
+    plain_words = _words(plain)
     for ref in names:
         strength = _name_match(ref.name, text, words)
+        if strength and plain != text:
+            strength = max(_name_match(ref.name, plain, plain_words), GUESSED * strength)
         if cleared and strength <= _name_match(ref.name, cleared, cleared_words):
             continue  # said to be fine at least as clearly as it is complained about
         if strength > 0 and ref.kind == "Service":

@@ -152,6 +152,42 @@ def unnamed_upstream(facts: Facts, caller: Ref, text: str) -> Ref | None:
     return sick[0] if len(sick) == 1 else None
 
 
+# How a client names the server it talks to when its line names no host: its protocol or
+# its client library ("pika.exceptions.ConnectionBlockedTimeout", "kafka: client has run out
+# of available brokers"), against the image the server runs.
+SPOKEN: dict[str, tuple[str, ...]] = {
+    "rabbitmq": ("amqp", "pika.", "rabbitmq", "kombu"),
+    "kafka": ("kafka", "sarama", "rdkafka"),
+    "redis": ("redis", "jedis", "lettuce", "valkey"),
+    "postgres": ("psycopg", "postgres", "libpq", "sqlstate", "pgx"),
+    "mysql": ("mysql", "mariadb"),
+    "mongo": ("mongo",),
+    "elasticsearch": ("elasticsearch",),
+    "nats": ("nats:", "nats."),
+}
+
+
+def spoken_server(text: str, caller: Ref, facts: Facts) -> Ref | None:
+    """The one workload of the cluster that runs the server a line speaks to by protocol or
+    client library, when exactly one does."""
+    low = text.lower()
+    for server, words in SPOKEN.items():
+        if not any(word in low for word in words):
+            continue
+        runs = [ref for ref, workload in facts.workloads.items() if ref != caller
+                and any(server in image.lower() for image in workload.images)]
+        if len(runs) == 1:
+            return runs[0]
+    return None
+
+
+# A workload shipping its own telemetry (traces, metrics, logs) to a collector: the
+# collector is a side channel, not on the path of the requests the workload serves.
+TELEMETRY_EXPORT = re.compile(r"\bexport(?:ing|er)?\b.{0,40}\b(?:traces?|spans?|metrics|logs|"
+                              r"telemetry)\b|\b(?:traces?|spans?|metrics|telemetry)\b.{0,30}"
+                              r"\bexport|\botlp\b|\bjaeger\b|\bzipkin\b", re.I)
+
+
 def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     """For each in-cluster workload named in another workload's log lines (by a host, or by
     its hyphenated name as a word), who named it."""
@@ -160,7 +196,7 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     for pattern in facts.patterns:
         text = f"{pattern.example} {pattern.template}"
         hosts = hosts_in(text)
-        if not (owners := pattern_workloads(pattern, facts)):
+        if not (owners := pattern_workloads(pattern, facts)) or TELEMETRY_EXPORT.search(text):
             continue
         caller = owners[0]
         if resolvers and phrase_in(pattern.text, RESOLUTION_FAILURES):  # the resolver is called
@@ -169,7 +205,8 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
         callees = [target_workload(resolve(h, p, caller.namespace, facts), facts)
                    for h, p in hosts] + named(text, caller, facts)
         if not any(callees):
-            callees.append(unnamed_upstream(facts, caller, text))
+            callees += [unnamed_upstream(facts, caller, text),
+                        spoken_server(text, caller, facts)]
         for callee in callees:
             if callee is not None and callee != caller:
                 graph.setdefault(callee, set()).add(caller)

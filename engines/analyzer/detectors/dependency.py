@@ -27,12 +27,14 @@ from engines.analyzer.detectors._common import (
 )
 from engines.analyzer.detectors._logs import Sighting, by_workload, sightings
 from engines.analyzer.detectors._targets import (
+    TELEMETRY_EXPORT,
     Target,
     addresses_in,
     hosts_in,
     named,
     resolve,
     service_at,
+    spoken_server,
     target_workload,
     troubled,
     unnamed_upstream,
@@ -81,17 +83,31 @@ _ANSWERED = re.compile(r"(?:->|=>|status[=: ]+|code[=: ]+|http/\d(?:\.\d)? |fail
 LOCKS = ("lock timeout", "lock wait timeout", "locknotavailable", "deadlock detected",
          "could not obtain lock")
 OTHER_CAUSES = (*TLS, *RESOLUTION, *EXHAUSTION, *LOCKS)  # those name a more specific cause
+# A dependency that answers, but not with what the caller can read: a response that fails
+# validation or decoding (an API that reports its own error in a 200, a changed format).
+_UNREADABLE = re.compile(r"validation errors? for \w*(?:response|reply|result)\b|"
+                         r"(?:failed to|could not|cannot|unable to) (?:decode|parse|unmarshal|"
+                         r"deserialize) (?:the )?(?:\w+ )?(?:response|reply|body)\b|"
+                         r"(?:invalid|malformed|unexpected) (?:\w+ )?(?:response|reply)\b", re.I)
 
 
 def _answered_status(text: str) -> str | None:
-    """The piece of a line that says a server answered an error status, if any."""
-    match = _ANSWERED.search(text.lower())
+    """The piece of a line that says a server answered an error status, or an answer the
+    caller cannot read, if any."""
+    match = _ANSWERED.search(text.lower()) or _UNREADABLE.search(text)
     return match.group(0) if match else None
+
+
+# A cloud provider's SDK names the service it called, not a host ("operation error S3:
+# PutObject", "DynamoDB: ProvisionedThroughputExceededException", "googleapi: Error 429").
+_CLOUD_API = re.compile(r"\boperation error [a-z0-9 ]+:|\bapi error\b|\bgoogleapi\b|"
+                        r"\b(?:s3|sqs|sns|dynamodb|kinesis|aws|gcs|azure)\b", re.I)
 
 
 def _outside_refusal(sighting: Sighting, targets: list[Target]) -> bool:
     text = f"{sighting.pattern.example} {sighting.pattern.template}".lower()
-    return any(t.external for t in targets) or "provider" in text
+    return any(t.external for t in targets) or "provider" in text or bool(
+        _CLOUD_API.search(text))
 
 
 def _targets(sighting: Sighting, facts: Facts) -> list[Target]:
@@ -140,6 +156,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     seen_all = sightings(facts, scope, (*CONNECT, *REFUSED, *THROTTLED, *WRITES_REFUSED),
                          OTHER_CAUSES, find=_answered_status)
     proxies = _sick_proxies(facts)
+    seen_all = [s for s in seen_all if not TELEMETRY_EXPORT.search(s.pattern.text)]
     for caller, seen in by_workload(seen_all).items():
         entry = Candidate("dependency_failure", caller)
         hosts: list[Target] = []
@@ -153,7 +170,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             text = f"{sighting.pattern.example} {sighting.pattern.template}"
             callee = next((w for t in inside if (w := target_workload(t, facts))), None) or \
                 next(iter(named(text, caller, facts)), None) or \
-                unnamed_upstream(facts, caller, text)
+                unnamed_upstream(facts, caller, text) or spoken_server(text, caller, facts)
             if (callee is not None and callee != caller and troubled(callee, facts)) or any(
                     (s := facts.services.get((t.namespace, t.service))) is not None
                     and service_fault(s) for t in inside):

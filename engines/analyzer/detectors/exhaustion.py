@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors._common import (
@@ -54,10 +55,17 @@ KINDS: dict[str, tuple[str, ...]] = {
     "disk space": ("no space left on device", "enospc", "disk full", "disk quota exceeded",
                    "not enough space", "insufficient disk space", "filesystem is full",
                    # a search or storage cluster saying its own disks are past their marks
-                   "flood stage disk watermark", "high disk watermark"),
+                   "flood stage disk watermark", "high disk watermark",
+                   # a message broker that stops taking publishes while its disk is low
+                   "free disk space is insufficient", "disk resource limit alarm",
+                   "disk alarm", "low on disk"),
     # a client that opens a connection per call runs out of local (ephemeral) ports
     "local ports": ("cannot assign requested address", "eaddrnotavail",
                     "ephemeral ports exhausted", "no ephemeral ports"),
+    # a JVM out of room for class metadata (classes generated per request, a class-loader
+    # leak): it throws and keeps running, nothing is OOM-killed
+    "class metadata space": ("outofmemoryerror: metaspace",
+                             "outofmemoryerror: compressed class space"),
     # a database that has used up its transaction ids stops taking writes until vacuumed
     "transaction ids": ("wraparound data loss", "transaction id wraparound",
                         "xid wraparound"),
@@ -222,9 +230,15 @@ def _serves(facts: Facts, ref: Ref) -> bool:
         server in image.lower() for image in workload.images for server in SERVERS)
 
 
-def _relayed(facts: Facts, found: list[Candidate]) -> None:
+CORROBORATED = 0.25  # a server's own exhaustion, for each client that reports it (two at most)
+
+
+def _relayed(facts: Facts, found: list[Candidate], *, corroborate: bool = True) -> None:
     """A server (a database, a broker) that logs its own exhaustion owns it: a client that
-    logs the same kind of exhaustion relays the server's error, and is its victim."""
+    logs the same kind of exhaustion relays the server's error, and is its victim. Each
+    such client also corroborates the server's word, however quietly the server logs it (a
+    broker warns once that it blocks publishers; its clients fail on every publish), unless
+    one client is known to hold what the server ran out of."""
     kinds = {id(c): {clue.topic for clue in c.clues} for c in found}
     for server in (c for c in found if _serves(facts, c.culprit)):
         for client in found:
@@ -233,6 +247,11 @@ def _relayed(facts: Facts, found: list[Candidate]) -> None:
             if client is server or not shared or _serves(facts, client.culprit):
                 continue
             client.demote(0.5, f"it relays {server.culprit.name}'s own exhaustion")
+            if corroborate and len(server.affects) < 2 and client.culprit not in server.affects:
+                quote = next(c for c in client.clues if c.topic in shared)
+                server.clues.append(replace(quote, weight=CORROBORATED, note=(
+                    f"{client.culprit.name} reports it too: {quote.note}")[:160],
+                    topic=f"exhausted-seen-by-{client.culprit.name}"))
             server.affects = tuple(dict.fromkeys((*server.affects, client.culprit)))
 
 
@@ -267,9 +286,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             continue
         entry = evicted.pop(ref, None) or Candidate("resource_exhaustion", ref)
         kind = _kind(seen[0].pattern.text)
+        server = _serves(facts, ref)  # a server says so once; its clients fail on every call
         for sighting in seen[:3]:
             count = sighting.pattern.count
-            weight = (0.6 if count >= 10 or sighting.pattern.previous else 0.35) * sighting.factor
+            weight = (0.6 if count >= 10 or sighting.pattern.previous or server else 0.35) \
+                * sighting.factor
             entry.clues.append(Clue(weight, f"{ref.name} logs {sighting.quote[:90]!r}"
                                     + (f" ×{count}" if count > 1 else ""),
                                     (sighting.quote, sighting.phrase), sighting.pattern.source,
@@ -291,7 +312,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 entry.follow(METRICS, {"metric": metric, "since": "1h"},
                              "see who holds the database's connections")
         found.append(entry)
-    _relayed(facts, found)
+    _relayed(facts, found, corroborate=holder is None)  # a holder's doing, not the server's
     for entry in evicted.values():
         entry.follow(POD_LOGS, entry.culprit.pod_args, f"see what {entry.culprit.name} writes")
         found.append(entry)

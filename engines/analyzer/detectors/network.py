@@ -95,9 +95,58 @@ def _alias_faults(facts: Facts, scope: Scope) -> list[Candidate]:
     return list(found.values())
 
 
+def _declared(service: Service) -> set[str]:
+    """The ports a Service listens on ("8080→http/TCP" listens on 8080)."""
+    return {m.group(0) for p in service.ports if (m := re.match(r"\d+", p))}
+
+
+def _dialled_services(sighting: Sighting, facts: Facts) -> list[tuple[Service, str]]:
+    """The Services a failed call dials, each with the port it dials (when the line says)."""
+    text = f"{sighting.pattern.example} {sighting.pattern.template}"
+    found = [(service, port) for ip, port in addresses_in(text) if port
+             for service in facts.services.values() if ip and service.cluster_ip == ip]
+    for host, port in hosts_in(text):
+        target = resolve(host, port, sighting.workload.namespace, facts)
+        if port and (service := facts.services.get((target.namespace, target.service))):
+            found.append((service, port))
+    return found
+
+
+def _port_faults(facts: Facts, calls: list[Sighting]) -> list[Candidate]:
+    """Services that callers dial on a port they no longer listen on (a chart that moved
+    the Service's port while its callers kept the old one): the pods serve, the calls fail
+    at the Service."""
+    found: dict[tuple[str, str], Candidate] = {}
+    for sighting in calls:
+        if sighting.factor < 0.3:
+            continue
+        for service, port in _dialled_services(sighting, facts):
+            if not (declared := _declared(service)) or port in declared:
+                continue
+            key = (service.namespace, service.name)
+            if key not in found:
+                entry = found[key] = Candidate("network", Ref("Service", *key))
+                listens = ", ".join(sorted(declared))
+                entry.clues.append(Clue(0.45, f"Service {service.name} listens on {listens}, "
+                                        f"not on the port {port} its callers dial",
+                                        (service.ports[0][:40],), service.source, (SERVICES,),
+                                        "service-port"))
+                entry.fix = (f"Make Service {service.namespace}/{service.name} listen on port "
+                             f"{port} again (add it beside {listens}), or move its callers to "
+                             f"{listens}.")
+            entry = found[key]
+            if sighting.workload not in entry.affects and len(entry.affects) < 2:
+                entry.clues.append(Clue(0.3 * sighting.factor, f"{sighting.workload.name} "
+                                        f"dials port {port}: {sighting.quote[:80]}",
+                                        (sighting.quote,), sighting.pattern.source, LOG_TOOLS,
+                                        f"service-port-{sighting.workload.name}"))
+                entry.affects = (*entry.affects, sighting.workload)
+    return list(found.values())
+
+
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     calls = sightings(facts, scope, BLOCKED, ("x509", "certificate"))
-    found = _alias_faults(facts, scope)
+    found = _alias_faults(facts, scope) + _port_faults(facts, calls)
     for (namespace, name), service in sorted(facts.services.items()):
         if (fault := service_fault(service)) is None:
             continue

@@ -1,7 +1,9 @@
 """probe_failure: a readiness or liveness probe fails (wrong path or port, too short a
 start-up delay), so pods are never Ready or are killed and restarted by the kubelet.
 
-Signals: Unhealthy events (probe failed, with an HTTP status or a refused connection),
+Signals: Unhealthy events (probe failed, with an HTTP status or a refused connection; or
+probe errored: an exec probe whose command the image lacks, which no fix of the
+application's health can cure),
 Killing events "failed liveness probe, will be restarted", containers Running but not
 Ready, kills with exit 137/143 that are not OOM, and a probe that changed in the latest
 revision. A 4xx answer says the probe asks the wrong path; a 5xx answer is the application
@@ -64,8 +66,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     for event in t.recent_events(facts):
         message = event.message
         probe = next((k for k in ("Liveness", "Readiness", "Startup")
-                      if f"{k} probe failed" in message or f"failed {k.lower()} probe" in message),
-                     None)
+                      if f"{k} probe failed" in message or f"failed {k.lower()} probe" in message
+                      or f"{k} probe errored" in message), None)
         if probe is None:
             continue
         if (ref := t.event_workload(facts, event)) is None:
@@ -85,6 +87,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                 answers.setdefault(ref, set()).add(code[0])
                 weight += 0.05 if code.startswith("5") else 0.2
                 note += f" with HTTP {code}"
+            elif f"{probe} probe errored" in message:
+                weight += 0.2
+                note += ": the probe itself cannot run in the container"
         candidate(ref).add(weight, note, (message[:60], event.reason), event.source, t.EVENT_TOOLS,
                            f"probe-{event.reason}-{probe}")
     for ref, pod in t.owned_pods(facts):

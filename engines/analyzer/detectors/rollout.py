@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._routes import routes
+from engines.analyzer.detectors._targets import callers_by_callee
 from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout, parse_stamp
 from engines.analyzer.scope import Scope
 
@@ -144,6 +145,12 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
         entry.clues.append(Clue(weight, f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
                                 (t.LOG_PATTERNS, *t.LOG_TOOLS), "new-errors"))
+    for found in (_named_by_victims(facts, rollout, current),
+                  _overloads_callee(facts, rollout, current)):
+        if found is not None:
+            clue, victims = found
+            entry.clues.append(clue)
+            entry.affects = tuple(dict.fromkeys((*entry.affects, *victims)))
     if scope.onset is not None and (lag := _lag(current.created, scope.onset)):
         entry.add(0.15 * lag, "the report's start time matches the rollout",
                   (f"revision: {current.hash or current.number}",), rollout.source, (t.ROLLOUT,),
@@ -170,6 +177,66 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
     entry.fix = (f"Roll {ref.kind} {ref.namespace}/{ref.name} back to {previous.label} ({old}) "
                  f"with {undo}, then fix the regression before releasing again.")
     return entry
+
+
+def _tag(image: str) -> str:
+    """The tag of an image reference ("reg.io/team/app:4.8.0" -> "4.8.0"), if it has one."""
+    last = image.rsplit("/", 1)[-1].split("@", 1)[0]
+    return last.rsplit(":", 1)[1] if ":" in last else ""
+
+
+def _named_by_victims(facts: Facts, rollout: Rollout,
+                      current: Revision) -> tuple[Clue, tuple[Ref, ...]] | None:
+    """Another workload's new errors that name this one at its new version ("producer
+    order-service@4.8.0", "from checkout 2.3.0"): what the revision sends or answers breaks
+    its peers, while its own pods look healthy."""
+    old = {_tag(i) for i in (rollout.previous.images if rollout.previous else ())}
+    tags = {tag for i in current.images if len(tag := _tag(i)) >= 3 and tag not in old}
+    if not tags or current.created is None:
+        return None
+    name = rollout.ref.name.lower()
+    found = [(p, owners[0]) for p in facts.patterns if p.first is not None and p.count >= 3
+             and t.level_of(p) in ERROR_LEVELS and (owners := t.pattern_workloads(p, facts))
+             and owners[0] != rollout.ref and _aligned(current.created, p.first)
+             and name in (low := p.text.lower()) and any(tag in low for tag in tags)]
+    if not found:
+        return None
+    top, victim = max(found, key=lambda f: f[0].count)
+    tag = next(tag for tag in tags if tag in top.text.lower())
+    weight = 0.45 * _lag(current.created, top.first)
+    quote = t.snippet(top.example or top.template, tag, 60)
+    return Clue(weight, f"{victim.name}'s errors since the rollout name it at its new version "
+                f"{tag}: {top.template[:80]} (×{top.count})", (quote[:70], tag), top.source,
+                t.LOG_TOOLS, "named-by-victims"), tuple(dict.fromkeys(v for _, v in found))
+
+
+LOAD_JUMP = 2.0  # a callee's request rate this many times higher right after the rollout
+
+
+def _overloads_callee(facts: Facts, rollout: Rollout,
+                      current: Revision) -> tuple[Clue, tuple[Ref, ...]] | None:
+    """A callee whose request rate jumped right after this revision went live: the new
+    revision sends it more (retries without backoff, a call in a loop), and the callee
+    slows or fails under the load, although it did not change."""
+    if current.created is None:
+        return None
+    for callee, callers in sorted(callers_by_callee(facts).items(), key=lambda kv: str(kv[0])):
+        if rollout.ref not in callers or callee == rollout.ref or \
+                (signals := facts.signals_of(callee)) is None:
+            continue
+        change = signals.get("requests").get("change")
+        if not isinstance(change, dict):
+            continue
+        before, after = change.get("rate_before_per_s"), change.get("rate_after_per_s")
+        if not isinstance(before, int | float) or not isinstance(after, int | float) or \
+                before <= 0 or after < LOAD_JUMP * before or \
+                _lag(current.created, parse_stamp(change.get("at"))) < 1.0:
+            continue
+        return Clue(0.45, f"{callee.name}, which it calls, took {after / before:.1f}x the "
+                    f"requests right after it ({before:g}/s to {after:g}/s)",
+                    ("request rate went from",), signals.source, (t.SIGNALS,),
+                    "overloads-callee"), (callee,)
+    return None
 
 
 def _cpu_appetite(facts: Facts, ref: Ref, created: datetime) -> Clue | None:
