@@ -86,7 +86,8 @@ def _claims(facts: Facts, obs: Observation, namespace: str,
             found: dict[tuple[str, Ref], Candidate]) -> None:
     for row in as_dicts(obs.data.get("claim_templates")):
         ns = str(row.get("namespace") or namespace)
-        if row.get("problem") and (ref := ref_of(f"StatefulSet/{row.get('statefulset')}", ns)):
+        if row.get("problem") and (ref := ref_of(f"StatefulSet/{row.get('statefulset')}", ns)) \
+                and _short(facts, ref):
             _clue(found, "unschedulable", ref, 0.6, str(row["problem"]), obs,
                   f"Point the volumeClaimTemplate of {ref} at a StorageClass that exists "
                   "(the template cannot be edited: recreate the StatefulSet with "
@@ -101,6 +102,14 @@ def _claims(facts: Facts, obs: Observation, namespace: str,
                     _clue(found, "resource_exhaustion", ref, 0.6, problem, obs,
                           f"Grow or clean the volume {row.get('name')} that {ref.name} writes "
                           "to; its callers' errors follow from its failed writes.")
+
+
+def _short(facts: Facts, ref: Ref) -> bool:
+    """Whether the workload waits for replicas (or is not known well enough to tell): a
+    template that could not make a claim only matters to a replica that wants one."""
+    workload = facts.workloads.get(ref)
+    return workload is None or workload.desired is None or workload.ready is None or \
+        workload.ready < workload.desired
 
 
 def _mounts(facts: Facts, obs: Observation, namespace: str,

@@ -127,3 +127,16 @@ def test_a_stale_trust_bundle_makes_the_client_the_culprit_not_its_server() -> N
     assert "Restart" in found[0].fix
     unrelated = facts_of(workloads(workload("orders", "shop")), mounts)  # no TLS trouble logged
     assert evidence.detect(unrelated, scope_of(unrelated, report)) == []
+
+
+def test_a_claim_template_missing_its_class_is_latent_while_every_replica_runs() -> None:
+    claims = obs("k8s_list_volume_claims", {
+        "total": 1, "with_problems": 0,
+        "claims": [{"name": "data-orders-pg-0", "phase": "Bound", "used_by": ["orders-pg-0"]}],
+        "claim_templates": [{"statefulset": "orders-pg", "template": "data", "replicas": 2,
+                             "storage_class": "premium", "problem": "StorageClass premium "
+                             "does not exist: claims for new replicas stay Pending"}]},
+        namespace="data")
+    facts = facts_of(workloads(workload("orders-pg", "data", kind="StatefulSet", ready="2/2")),
+                     claims)
+    assert evidence.detect(facts, scope_of(facts, "orders writes fail")) == []
