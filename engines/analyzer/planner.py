@@ -16,7 +16,7 @@ from typing import Any
 from engines.analyzer.candidates import Candidate, Followup
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors import evidence
-from engines.analyzer.detectors._common import level_of, pattern_workloads
+from engines.analyzer.detectors._common import ERRORS, level_of, pattern_workloads
 from engines.analyzer.detectors._logs import sightings
 from engines.analyzer.detectors._targets import callers_by_callee, hosts_in, resolve
 from engines.analyzer.detectors.dependency import CONNECT
@@ -123,7 +123,7 @@ def _erring(facts: Facts, scope: Scope) -> list[Ref]:
     """Workloads by how many error lines they logged (in the report's namespaces if any)."""
     counts: dict[Ref, int] = {}
     for pattern in facts.patterns:
-        if level_of(pattern) not in ("error", "fatal", "critical", "err"):
+        if level_of(pattern) not in ERRORS:
             continue
         for ref in pattern_workloads(pattern, facts)[:1]:
             if ref.kind in ROLLING and (not scope.namespaces or ref.namespace in scope.namespaces):
@@ -222,7 +222,7 @@ def _logged(facts: Facts, ref: Ref, *, errors_only: bool = False) -> bool:
     """Whether a log line read so far is the workload's own (an error, with `errors_only`:
     a server that only warns of its trouble says so in lines the error survey ranks low)."""
     return any(ref in pattern_workloads(p, facts)[:1] for p in facts.patterns
-               if not errors_only or level_of(p) in ("error", "fatal", "critical", "err"))
+               if not errors_only or level_of(p) in ERRORS)
 
 
 def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],

@@ -205,7 +205,7 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
     plain_words = _words(plain)
     for ref in names:
         strength = _name_match(ref.name, text, words)
-        if strength and plain != text:
+        if strength and guessless is not None:
             strength = max(_name_match(ref.name, plain, plain_words), GUESSED * strength)
         if cleared and strength <= _name_match(ref.name, cleared, cleared_words):
             continue  # said to be fine at least as clearly as it is complained about

@@ -178,6 +178,9 @@ def event_workload(facts: Facts, event: Event) -> Ref | None:
                  event.namespace and owns(candidate.name, event.name)), None)
 
 
+ERRORS = ("error", "fatal", "critical", "err")  # the levels of a line that reports a failure
+
+
 def level_of(pattern: LogPattern) -> str:
     """The dominant level of a pattern ("" if unknown)."""
     return max(pattern.levels.items(), key=lambda kv: kv[1], default=("", 0))[0].lower()

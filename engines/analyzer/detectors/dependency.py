@@ -153,10 +153,11 @@ def _strained(ref: Ref, facts: Facts) -> tuple[str, Signals] | None:
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
     callees: dict[Ref, Candidate] = {}
-    seen_all = sightings(facts, scope, (*CONNECT, *REFUSED, *THROTTLED, *WRITES_REFUSED),
-                         OTHER_CAUSES, find=_answered_status)
+    seen_all = [s for s in sightings(facts, scope, (*CONNECT, *REFUSED, *THROTTLED,
+                                                    *WRITES_REFUSED),
+                                     OTHER_CAUSES, find=_answered_status)
+                if not TELEMETRY_EXPORT.search(s.pattern.text)]  # a side channel's trouble
     proxies = _sick_proxies(facts)
-    seen_all = [s for s in seen_all if not TELEMETRY_EXPORT.search(s.pattern.text)]
     for caller, seen in by_workload(seen_all).items():
         entry = Candidate("dependency_failure", caller)
         hosts: list[Target] = []

@@ -18,6 +18,7 @@ from __future__ import annotations
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
     DESCRIBE,
+    ERRORS,
     LOG_TOOLS,
     POD_LOGS,
     SERVICES,
@@ -84,7 +85,7 @@ def _failing_lookups(facts: Facts, ref: Ref) -> LogPattern | None:
                 pattern.last is not None and facts.now - pattern.last > STALE) or any(
                 alias in pattern.text.lower() for alias in aliases):
             continue  # an alias's outside name that fails is the alias's fault, not its own
-        erring = level_of(pattern) in ("error", "fatal", "critical", "err") or \
+        erring = level_of(pattern) in ERRORS or \
             "[error]" in pattern.text.lower()
         if erring and phrase_in(pattern.text, UPSTREAM) and \
                 ref in pattern_workloads(pattern, facts)[:1]:

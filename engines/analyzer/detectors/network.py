@@ -15,7 +15,7 @@ from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import LOG_TOOLS, SERVICES
 from engines.analyzer.detectors._logs import Sighting, sightings
 from engines.analyzer.detectors._resolvers import serves_dns
-from engines.analyzer.detectors._targets import addresses_in, hosts_in, resolve
+from engines.analyzer.detectors._targets import addresses_in, hosts_in, resolve, service_at
 from engines.analyzer.facts import Facts, Ref, Service
 from engines.analyzer.scope import Scope
 
@@ -103,8 +103,9 @@ def _declared(service: Service) -> set[str]:
 def _dialled_services(sighting: Sighting, facts: Facts) -> list[tuple[Service, str]]:
     """The Services a failed call dials, each with the port it dials (when the line says)."""
     text = f"{sighting.pattern.example} {sighting.pattern.template}"
-    found = [(service, port) for ip, port in addresses_in(text) if port
-             for service in facts.services.values() if ip and service.cluster_ip == ip]
+    found = [(facts.services[(target.namespace, target.service)], port)
+             for ip, port in addresses_in(text)
+             if port and (target := service_at(ip, facts)) is not None]
     for host, port in hosts_in(text):
         target = resolve(host, port, sighting.workload.namespace, facts)
         if port and (service := facts.services.get((target.namespace, target.service))):

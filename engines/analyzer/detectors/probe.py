@@ -180,7 +180,7 @@ def _while_starting(pod: Pod) -> bool | None:
 def _own_error(facts: Facts, ref: Ref) -> LogPattern | None:
     """A recent error the workload logs about its own work (not about its probes)."""
     for pattern in facts.patterns:
-        if pattern.count < 3 or t.level_of(pattern) not in ("error", "fatal", "critical", "err") \
+        if pattern.count < 3 or t.level_of(pattern) not in t.ERRORS \
                 or (pattern.last is not None and facts.now - pattern.last > SETTLED):
             continue
         if t.phrase_in(pattern.text, ("probe", "health", "readiness", "liveness")):

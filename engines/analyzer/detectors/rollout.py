@@ -106,7 +106,8 @@ def _one_route(facts: Facts, ref: Ref) -> Clue | None:
     return Clue(0.2, note, (quote,), pattern.source, t.LOG_TOOLS, "one-route")
 
 
-def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None:
+def _candidate(facts: Facts, scope: Scope, rollout: Rollout,
+               callers: dict[Ref, set[Ref]]) -> Candidate | None:
     current, previous = rollout.current, rollout.previous
     if current is None or current.created is None:
         return None
@@ -146,7 +147,7 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout) -> Candidate | None
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
                                 (t.LOG_PATTERNS, *t.LOG_TOOLS), "new-errors"))
     for found in (_named_by_victims(facts, rollout, current),
-                  _overloads_callee(facts, rollout, current)):
+                  _overloads_callee(facts, rollout, current, callers)):
         if found is not None:
             clue, victims = found
             entry.clues.append(clue)
@@ -213,14 +214,14 @@ def _named_by_victims(facts: Facts, rollout: Rollout,
 LOAD_JUMP = 2.0  # a callee's request rate this many times higher right after the rollout
 
 
-def _overloads_callee(facts: Facts, rollout: Rollout,
-                      current: Revision) -> tuple[Clue, tuple[Ref, ...]] | None:
+def _overloads_callee(facts: Facts, rollout: Rollout, current: Revision,
+                      callers_of: dict[Ref, set[Ref]]) -> tuple[Clue, tuple[Ref, ...]] | None:
     """A callee whose request rate jumped right after this revision went live: the new
     revision sends it more (retries without backoff, a call in a loop), and the callee
     slows or fails under the load, although it did not change."""
     if current.created is None:
         return None
-    for callee, callers in sorted(callers_by_callee(facts).items(), key=lambda kv: str(kv[0])):
+    for callee, callers in sorted(callers_of.items(), key=lambda kv: str(kv[0])):
         if rollout.ref not in callers or callee == rollout.ref or \
                 (signals := facts.signals_of(callee)) is None:
             continue
@@ -317,8 +318,9 @@ def _ago(now: datetime, then: datetime) -> str:
 
 
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
+    callers = callers_by_callee(facts) if facts.rollouts else {}  # once: it reads every line
     found = [entry for rollout in facts.rollouts.values()
-             if (entry := _candidate(facts, scope, rollout)) is not None]
+             if (entry := _candidate(facts, scope, rollout, callers)) is not None]
     for entry in found:
         ref = entry.culprit
         entry.follow(t.SIGNALS, ref.workload_args,
