@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -62,19 +63,27 @@ class SlackSettings:
 
 
 def build_client(
-    settings: SlackSettings, session: aiohttp.ClientSession | None = None
+    settings: SlackSettings, session: aiohttp.ClientSession | None = None, *,
+    rate_limit_retries: bool = True,
 ) -> AsyncWebClient:
-    """The one Web API client of the bot. Give it a session: without one slack_sdk opens a
-    new connection (and TLS handshake) for every call."""
+    """A Web API client of the bot. Give it a session: without one slack_sdk opens a new
+    connection (and TLS handshake) for every call.
+
+    The outbox's client is built with `rate_limit_retries=False`: a 429 is then the
+    outbox's to wait out, so that the message is checked against the investigation's lease
+    again before it is resent (slack_sdk's own retry would send it unchecked, even after
+    another replica took the run over during the wait)."""
+    handlers: list[AsyncRetryHandler] = [
+        AsyncConnectionErrorRetryHandler(max_retry_count=2),
+        AsyncServerErrorRetryHandler(max_retry_count=2),
+    ]
+    if rate_limit_retries:
+        handlers.insert(0, AsyncRateLimitErrorRetryHandler(max_retry_count=2))
     arguments: dict[str, Any] = {
         "token": settings.bot_token,
         "timeout": 15,
         "session": session,
-        "retry_handlers": [
-            AsyncRateLimitErrorRetryHandler(max_retry_count=2),
-            AsyncConnectionErrorRetryHandler(max_retry_count=2),
-            AsyncServerErrorRetryHandler(max_retry_count=2),
-        ],
+        "retry_handlers": handlers,
     }
     if settings.api_url:
         arguments["base_url"] = settings.api_url.rstrip("/") + "/"

@@ -4,9 +4,10 @@ Slack limits how fast a bot may post in one channel. Each channel gets one worke
 its messages in order, one at a time; while it waits (on a slow call or a 429's
 Retry-After) the steps that pile up are coalesced into one message (bot.outbox_coalesce),
 so a fast engine costs a handful of messages, not one per step, and no step is lost.
-slack_sdk's retry handler honours Retry-After first; when it gives up, the worker waits and
-sends the same item again. Status edits are coalesced too: only the latest status matters,
-rendered when it is sent.
+A 429 is the worker's own to wait out (its client has no rate-limit retry handler): it
+waits Retry-After and sends the same item again, checked against the investigation's lease
+first, with the steps that piled up meanwhile coalesced into it. Status edits are
+coalesced too: only the latest status matters, rendered when it is sent.
 Where Slack's agent surfaces are used (bot.streaming), steps go into the thread's stream as
 task cards instead, appended at most once per STREAM_INTERVAL per thread (other threads'
 items go first meanwhile) with everything that piled up coalesced into one append; when the

@@ -298,10 +298,12 @@ async def serve(
     session = aiohttp.ClientSession()
     client = build_client(settings, session)
     client.retry_handlers = metered_retry_handlers(client.retry_handlers, telemetry)
+    posting = build_client(settings, session, rate_limit_retries=False)
+    posting.retry_handlers = metered_retry_handlers(posting.retry_handlers, telemetry)
     background = Background()
     store = store if store is not None else MemoryStore()
     surfaces = await streaming_policy(streaming or mode_from_env(os.environ), store, background)
-    outbox = Outbox(client, telemetry, surfaces)
+    outbox = Outbox(posting, telemetry, surfaces)
     try:
         limits, poll = AdmissionLimits.from_env(os.environ), poll_from_env(os.environ)
         lease_seconds = lease_seconds_from_env(os.environ)

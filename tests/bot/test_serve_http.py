@@ -257,8 +257,8 @@ async def test_stop_button_stops(slack: FakeSlack, sender: SlackSender, bot: Bot
 
 
 async def test_rate_limits_delay_but_lose_no_step(slack: FakeSlack, sender: SlackSender) -> None:
-    # The status goes out; then the first step post is refused three times, more than
-    # slack_sdk's own retries, so the bot's queue must wait and send it again.
+    # The status goes out; then the first step post is refused three times: the bot's queue
+    # waits out each Retry-After and sends it again.
     slack.rate_limit("chat.postMessage", times=3, retry_after=1, channel="CRATE", after=1)
     sent, ts = await sender.mention("CRATE", ALICE, REPORT)
     assert sent.status == 200
