@@ -24,6 +24,8 @@ from tools.context import ToolContext
 from tools.registry import tool
 from tools.sources.base import KubeObject
 
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
 
 def _where(arguments: dict[str, Any]) -> str:
     return arguments.get("namespace") or "all namespaces"
@@ -46,7 +48,9 @@ async def k8s_list_services(
     many are ready), endpoint counts, a node-local traffic policy, and problems: a selector
     that matches no pod, no ready endpoint, a targetPort that the pods do not expose,
     internalTrafficPolicy Local with ready pods on only some nodes (callers elsewhere reach
-    nothing). k8s_service_endpoints shows one Service's pods and addresses by name.
+    nothing), externalTrafficPolicy Local with no ready pod in a zone that has nodes and
+    cross-zone load balancing not turned on (clients the load balancer sends to that zone
+    reach nothing). k8s_service_endpoints shows one Service's pods and addresses by name.
 
     Args:
         namespace: Namespace to list; omit for all namespaces.
@@ -55,7 +59,9 @@ async def k8s_list_services(
     check_namespace(ctx, namespace)
     services, endpoints, pods = await list_kinds(ctx, namespace, "Service", "Endpoints", "Pod")
     nodes = await _ready_nodes(ctx) if any(
-        (s.get("spec") or {}).get("internalTrafficPolicy") == "Local" for s in services) else 0
+        "Local" in ((s.get("spec") or {}).get("internalTrafficPolicy"),
+                    (s.get("spec") or {}).get("externalTrafficPolicy"))
+        for s in services) else {}
     rows = []
     for service in services:
         if name and name_of(service) != name:
@@ -63,7 +69,7 @@ async def k8s_list_services(
         ns = namespace_of(service)
         endpoint = next((e for e in _in(ns, endpoints) if name_of(e) == name_of(service)), None)
         row = _service_row(service, endpoint, _in(ns, pods), with_namespace=namespace is None,
-                           ready_nodes=nodes)
+                           nodes=nodes)
         rows.append(("problems" not in row, name_of(service), row))
     rows.sort(key=lambda item: item[:2])
     result = {"total": len(rows), "with_problems": sum(1 for ok, *_ in rows if not ok),
@@ -71,18 +77,21 @@ async def k8s_list_services(
     return finish(result, [*services, *endpoints])
 
 
-async def _ready_nodes(ctx: ToolContext) -> int:
-    """How many nodes are Ready: what a node-local traffic policy is measured against."""
+async def _ready_nodes(ctx: ToolContext) -> dict[str, str]:
+    """The Ready nodes, each with its zone ("" when unlabelled): what a node-local traffic
+    policy is measured against."""
     (nodes,) = await list_kinds(ctx, None, "Node")
-    return sum(1 for n in nodes if any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in (n.get("status") or {}).get("conditions") or []))
+    return {name_of(n): str((meta(n).get("labels") or {}).get(ZONE_LABEL, ""))
+            for n in nodes if any(c.get("type") == "Ready" and c.get("status") == "True"
+                                  for c in (n.get("status") or {}).get("conditions") or [])}
 
 
-def _local_traffic(spec: dict[str, Any], ready: list[KubeObject], ready_nodes: int,
+def _local_traffic(service: KubeObject, ready: list[KubeObject], nodes: dict[str, str],
                    row: dict[str, Any]) -> list[str]:
-    """A node-local traffic policy: shown, and a problem when the ready pods sit on fewer
-    nodes than there are, since callers on the others reach no endpoint."""
+    """A node-local traffic policy: shown, and a problem when the ready pods miss some of
+    the places traffic arrives at (nodes for the internal policy, zones for the external
+    one)."""
+    spec = service.get("spec") or {}
     policies = [f"{side}: Local" for side, key in (("internal", "internalTrafficPolicy"),
                                                    ("external", "externalTrafficPolicy"))
                 if spec.get(key) == "Local"]
@@ -91,15 +100,35 @@ def _local_traffic(spec: dict[str, Any], ready: list[KubeObject], ready_nodes: i
     row["traffic_policy"] = ", ".join(policies)
     hosts = sorted({str((p.get("spec") or {}).get("nodeName")) for p in ready
                     if (p.get("spec") or {}).get("nodeName")})
-    if spec.get("internalTrafficPolicy") != "Local" or not hosts or len(hosts) >= ready_nodes:
+    if not hosts:
         return []
-    return [f"internalTrafficPolicy Local, and its ready pods run on {len(hosts)} of "
-            f"{ready_nodes} nodes ({', '.join(hosts[:4])}): callers on the other nodes reach "
-            "no endpoint"]
+    problems = []
+    if spec.get("internalTrafficPolicy") == "Local" and len(hosts) < len(nodes):
+        problems.append(f"internalTrafficPolicy Local, and its ready pods run on {len(hosts)} "
+                        f"of {len(nodes)} nodes ({', '.join(hosts[:4])}): callers on the other "
+                        "nodes reach no endpoint")
+    if spec.get("externalTrafficPolicy") == "Local" and \
+            spec.get("type") in ("LoadBalancer", "NodePort") and not _cross_zone(service):
+        zones = sorted(set(nodes.values()) - {""})
+        served = sorted({nodes.get(h, "") for h in hosts} - {""})
+        if len(zones) > 1 and (empty := [z for z in zones if z not in served]):
+            problems.append(
+                f"externalTrafficPolicy Local, and its ready pods run on {len(hosts)} of "
+                f"{len(nodes)} nodes, none in {', '.join(empty)} (zones with pods: "
+                f"{', '.join(served) or 'none labelled'}): the load balancer's health check "
+                f"fails on nodes there and, with no cross-zone load balancing, clients it "
+                f"sends to {empty[0]} reach no endpoint")
+    return problems
+
+
+def _cross_zone(service: KubeObject) -> bool:
+    """Whether the Service asks its cloud load balancer to send traffic across zones."""
+    return any("cross-zone" in key and str(value).lower() == "true"
+               for key, value in (meta(service).get("annotations") or {}).items())
 
 
 def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[KubeObject],
-                 *, with_namespace: bool, ready_nodes: int = 0) -> dict[str, Any]:
+                 *, with_namespace: bool, nodes: dict[str, str] | None = None) -> dict[str, Any]:
     spec = service.get("spec") or {}
     row: dict[str, Any] = {"name": name_of(service)}
     if with_namespace:
@@ -124,7 +153,7 @@ def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[Ku
         elif not ready:
             problems.append(f"none of the {len(matched)} matching pods is ready")
         problems += _port_problems(spec.get("ports") or [], matched)
-        problems += _local_traffic(spec, ready, ready_nodes, row)
+        problems += _local_traffic(service, ready, nodes or {}, row)
     addresses = not_ready = 0
     for subset in (endpoint or {}).get("subsets") or []:
         addresses += len(subset.get("addresses") or [])

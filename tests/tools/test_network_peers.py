@@ -170,6 +170,50 @@ async def test_a_node_local_service_says_which_nodes_reach_no_endpoint(tmp_path:
     assert not any("internalTrafficPolicy" in p for p in rows["exporter"].get("problems", []))
 
 
+def _zoned(name: str, zone: str) -> dict[str, Any]:
+    node = _node(name)
+    node["metadata"]["labels"] = {"topology.kubernetes.io/zone": zone}
+    return node
+
+
+def _pod_on(name: str, node: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "lab", "labels": {"app": "intake"}},
+            "spec": {"nodeName": node,
+                     "containers": [{"name": "intake", "ports": [{"containerPort": 443}]}]},
+            "status": {"phase": "Running",
+                       "containerStatuses": [{"name": "intake", "ready": True}]}}
+
+
+async def test_an_external_local_service_names_the_zone_it_leaves_empty(tmp_path: Path) -> None:
+    """externalTrafficPolicy Local on a LoadBalancer whose ready pods sit in two of three
+    zones: a problem naming the empty zone, unless cross-zone load balancing is on."""
+    folder = _scenario(tmp_path)
+    objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
+
+    def balanced(name: str, annotations: dict[str, str]) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": name, "namespace": "lab", "annotations": annotations},
+                "spec": {"selector": {"app": "intake"}, "type": "LoadBalancer",
+                         "externalTrafficPolicy": "Local", "ports": [{"port": 443}]},
+                "status": {"loadBalancer": {"ingress": [{"hostname": "lb.example.com"}]}}}
+
+    nodes = [_zoned(f"n{i}", f"zone-{'abc'[i % 3]}") for i in range(6)]
+    pods = [_pod_on("intake-1", "n0"), _pod_on("intake-2", "n1"), _pod_on("intake-3", "n3")]
+    crossing = {"service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-"
+                "enabled": "true"}
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all(
+        [*objects, *nodes, *pods, balanced("intake-public", {}),
+         balanced("intake-crossing", crossing)]))
+    rows = {s["name"]: s for s in (await call(context(folder), "k8s_list_services",
+                                              namespace="lab"))["services"]}
+    problems = rows["intake-public"]["problems"]
+    assert any("run on 3 of 6 nodes, none in zone-c (zones with pods: zone-a, zone-b)" in p
+               for p in problems), problems
+    assert not any("externalTrafficPolicy" in p for p in rows["intake-crossing"]["problems"]), \
+        "cross-zone balancing reaches zone-c"
+
+
 async def test_a_node_problem_detector_condition_is_a_node_problem(tmp_path: Path) -> None:
     """A Ready node whose ReadonlyFilesystem condition is True is a problem node (listed by
     problems_only); a condition that is False is not."""

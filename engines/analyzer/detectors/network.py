@@ -37,6 +37,8 @@ BLOCKED = ("i/o timeout", "connection timed out", "connect timed out", "timed ou
 # k8s_list_services' problem for a node-local Service whose pods miss some nodes: its
 # endpoints look full, yet callers on the other nodes reach none.
 NODE_LOCAL = "internalTrafficPolicy Local"
+# ... and for a load-balanced one whose pods miss a zone the load balancer sends clients to.
+ZONE_LOCAL = "externalTrafficPolicy Local"
 
 
 def names_service(sighting: Sighting, namespace: str, service: str, facts: Facts) -> bool:
@@ -58,7 +60,7 @@ def names_service(sighting: Sighting, namespace: str, service: str, facts: Facts
 def service_fault(service: Service) -> str | None:
     """The Service's own fault among its problems: what it selects, targets or routes to."""
     return next((p for p in service.problems if "matches no pod" in p or "targetPort" in p
-                 or "no selector" in p or NODE_LOCAL in p), None)
+                 or "no selector" in p or NODE_LOCAL in p or ZONE_LOCAL in p), None)
 
 
 def aliased(sighting: Sighting, facts: Facts) -> Service | None:
@@ -155,9 +157,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry = Candidate("network", ref)
         same = [r for r in facts.workloads if r.namespace == namespace and r.name == name]
         running = [w for r in same if (w := facts.workloads.get(r)) and w.ready]
-        weight = 0.7 if running else 0.55
+        serving = service.ready_pods or 0  # the pods it selects run: the fault is its own
+        weight = 0.7 if running or serving else 0.55
         note = f"Service {name}: {fault}" + (f", while {len(running)} {name} workload(s) run"
-                                              if running else "")
+                                              if running else f", while {serving} of the pods "
+                                              "it selects are ready" if serving else "")
         entry.clues.append(Clue(weight, note, (fault[:60],), service.source, (SERVICES,),
                                 "service-fault"))
         callers = [s for s in calls if names_service(s, namespace, name, facts)]
@@ -172,9 +176,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         what = "selector" if "selector" in fault else "targetPort"
         entry.fix = (f"Set Service {namespace}/{name}'s internalTrafficPolicy back to Cluster "
                      f"(or run {name} on every node its callers use)." if NODE_LOCAL in fault
-                     else f"Fix the {what} of Service {namespace}/{name} so it matches the "
-                     "labels and ports of the pods that should serve it (compare with the pod "
-                     "template's labels), then check its endpoints fill up.")
+                     else f"Spread {name}'s pods over every zone (a topology spread "
+                     f"constraint), turn on cross-zone load balancing, or set Service "
+                     f"{namespace}/{name}'s externalTrafficPolicy to Cluster." if ZONE_LOCAL
+                     in fault else f"Fix the {what} of Service {namespace}/{name} so it "
+                     "matches the labels and ports of the pods that should serve it (compare "
+                     "with the pod template's labels), then check its endpoints fill up.")
         entry.followups.append(Followup(SERVICES, {"namespace": namespace, "name": name},
                                         f"compare Service {name}'s selector with the pods"))
         found.append(entry)

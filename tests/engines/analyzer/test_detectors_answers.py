@@ -132,6 +132,28 @@ def test_a_node_local_service_named_by_its_cluster_ip_is_the_network_fault() -> 
     assert dependency.detect(facts, scope) == []  # its Service is at fault, not the callee
 
 
+ZONE_LOCAL = {"name": "intake-public", "namespace": "edge", "type": "LoadBalancer",
+              "selector": "app=intake", "pods": "3 ready of 3 matching",
+              "endpoints": {"ready": 3, "not_ready": 0},
+              "problems": ["externalTrafficPolicy Local, and its ready pods run on 2 of 6 nodes, "
+                           "none in zone-c (zones with pods: zone-a, zone-b): the load "
+                           "balancer's health check fails on nodes there and, with no cross-zone "
+                           "load balancing, clients it sends to zone-c reach no endpoint"]}
+
+
+def test_a_load_balanced_service_missing_a_zone_outranks_a_pending_bystander() -> None:
+    """The Service's pods are ready (so its fault is its own, not theirs) and a Job pending
+    in another namespace explains none of the report's timeouts."""
+    report = "clients time out on every few uploads to intake; intake pods look fine"
+    pending = workload("nightly-export", "reports", kind="Job", ready="0/1",
+                       statuses={"Pending:Unschedulable": 1})
+    facts = facts_of(workloads(workload("intake", "edge"), pending), services(ZONE_LOCAL))
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("network", "intake-public")
+    assert "while 3 of the pods it selects are ready" in found[0].clues[0].note
+    assert "cross-zone load balancing" in found[0].fix
+
+
 def test_an_external_name_alias_that_does_not_resolve_is_the_service_s_fault() -> None:
     report = "invoice payments fail with no such host"
     alias = {"name": "payments-gateway", "namespace": "billing", "type": "ExternalName",
