@@ -48,9 +48,9 @@ async def k8s_list_services(
     many are ready), endpoint counts, a node-local traffic policy, and problems: a selector
     that matches no pod, no ready endpoint, a targetPort that the pods do not expose,
     internalTrafficPolicy Local with ready pods on only some nodes (callers elsewhere reach
-    nothing), externalTrafficPolicy Local with no ready pod in a zone that has nodes and
-    cross-zone load balancing not turned on (clients the load balancer sends to that zone
-    reach nothing). k8s_service_endpoints shows one Service's pods and addresses by name.
+    nothing), externalTrafficPolicy Local with no ready pod in a zone that has nodes and no
+    cross-zone load balancing (clients sent to that zone reach nothing).
+    k8s_service_endpoints shows one Service's pods and addresses by name.
 
     Args:
         namespace: Namespace to list; omit for all namespaces.
