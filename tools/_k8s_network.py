@@ -57,7 +57,9 @@ async def k8s_list_services(
         name: Only the Service with this name.
     """
     check_namespace(ctx, namespace)
-    services, endpoints, pods = await list_kinds(ctx, namespace, "Service", "Endpoints", "Pod")
+    services, endpoints, pods, replicasets = await list_kinds(
+        ctx, namespace, "Service", "Endpoints", "Pod", "ReplicaSet")
+    owners = Owners(replicasets)
     nodes = await _ready_nodes(ctx) if any(
         "Local" in ((s.get("spec") or {}).get("internalTrafficPolicy"),
                     (s.get("spec") or {}).get("externalTrafficPolicy"))
@@ -69,7 +71,7 @@ async def k8s_list_services(
         ns = namespace_of(service)
         endpoint = next((e for e in _in(ns, endpoints) if name_of(e) == name_of(service)), None)
         row = _service_row(service, endpoint, _in(ns, pods), with_namespace=namespace is None,
-                           nodes=nodes)
+                           nodes=nodes, owners=owners)
         rows.append(("problems" not in row, name_of(service), row))
     rows.sort(key=lambda item: item[:2])
     result = {"total": len(rows), "with_problems": sum(1 for ok, *_ in rows if not ok),
@@ -128,7 +130,8 @@ def _cross_zone(service: KubeObject) -> bool:
 
 
 def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[KubeObject],
-                 *, with_namespace: bool, nodes: dict[str, str] | None = None) -> dict[str, Any]:
+                 *, with_namespace: bool, nodes: dict[str, str] | None = None,
+                 owners: Owners | None = None) -> dict[str, Any]:
     spec = service.get("spec") or {}
     row: dict[str, Any] = {"name": name_of(service)}
     if with_namespace:
@@ -153,6 +156,7 @@ def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[Ku
         elif not ready:
             problems.append(f"none of the {len(matched)} matching pods is ready")
         problems += _port_problems(spec.get("ports") or [], matched)
+        problems += stray_workloads(spec.get("ports") or [], matched, owners or Owners([]))
         problems += _local_traffic(service, ready, nodes or {}, row)
     addresses = not_ready = 0
     for subset in (endpoint or {}).get("subsets") or []:
@@ -196,6 +200,38 @@ def _port_problems(ports: list[dict[str, Any]], pods: list[KubeObject]) -> list[
         elif target not in names:
             problems.append(f"named targetPort {target!r} is not a port name of the pods "
                             f"({', '.join(sorted(names)) or 'none named'})")
+    return problems
+
+
+def _declared(pod: KubeObject) -> set[str]:
+    """The ports a pod's containers declare, by number and by name."""
+    return {str(value) for container in (pod.get("spec") or {}).get("containers") or []
+            for port in container.get("ports") or []
+            for value in (port.get("containerPort"), port.get("name")) if value}
+
+
+def stray_workloads(ports: list[dict[str, Any]], pods: list[KubeObject],
+                    owners: Owners) -> list[str]:
+    """A selector that also takes in another workload's pods which lack the port the others
+    serve on (a worker whose labels are a superset of the selector): a share of the
+    connections goes to pods where nothing listens. A canary that serves the same port is
+    not a stray."""
+    by_workload: dict[str, list[KubeObject]] = {}
+    for pod in pods:
+        by_workload.setdefault(owners.workload(pod)[1], []).append(pod)
+    if len(by_workload) < 2:
+        return []
+    problems = []
+    for port in ports:
+        target = str(port.get("targetPort", port.get("port")))
+        serving = [w for w, group in by_workload.items()
+                   if any(target in _declared(p) for p in group)]
+        strays = sorted(w for w in by_workload if w not in serving)
+        if serving and strays:
+            problems.append(
+                f"selector also matches {', '.join(strays)} "
+                f"({sum(len(by_workload[w]) for w in strays)} of {len(pods)} pods), which do "
+                f"not open port {target}: connections sent there are refused")
     return problems
 
 

@@ -47,8 +47,9 @@ VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exha
            SCALES: frozenset({"dependency_failure", "bad_rollout", "resource_exhaustion",
                               "cpu_throttling", "autoscaling_limit"})}
 # A fault that names its victims (a NetworkPolicy that cuts pods off, a DNS server down)
-# also explains their crash loops: their last words are that fault's errors.
-VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop"}
+# also explains their crash loops: their last words are that fault's errors; and an issuer
+# that cannot sign explains its victims' bad certificates.
+VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop", "certificate"}
 ROLLOUT = "bad_rollout"
 LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 # Clues by which a candidate shows it harms what it affects (a revision that floods its
@@ -112,7 +113,33 @@ def build_graph(facts: Facts, candidates: Iterable[Candidate] = (),
         for callee in candidate.blames:
             graph.add(candidate.culprit, callee)
     _scaling(facts, graph)
+    _storage_drivers(facts, graph)
     return graph
+
+
+_CSI_DRIVER = re.compile(r"driver name ([\w.-]+) not found", re.IGNORECASE)
+_CSI = re.compile(r"\bcsi\b", re.IGNORECASE)
+
+
+def _storage_drivers(facts: Facts, graph: Graph) -> None:
+    """A pod whose volume cannot be attached or mounted because the node's CSI driver is
+    not registered (or fails) depends on the DaemonSet that runs that driver's node plugin:
+    a plugin that crashes or is OOM-killed is the cause of the pods stuck behind it."""
+    plugins = [r for r in facts.workloads if r.kind == "DaemonSet" and "csi" in r.name.lower()]
+    if not plugins:
+        return
+    for event in facts.events:
+        if event.type != "Warning" or not event.reason.startswith(("FailedMount",
+                                                                   "FailedAttach")):
+            continue
+        named_driver = _CSI_DRIVER.search(event.message)
+        if (named_driver is None and not _CSI.search(event.message)) or (
+                victim := event_workload(facts, event)) is None:
+            continue
+        driver = named_driver.group(1).split(".")[0].lower() if named_driver else ""
+        named = [r for r in plugins if driver and driver in r.name.lower()]
+        for plugin in named or (plugins if len(plugins) == 1 else []):
+            graph.add(victim, plugin, HURTS)
 
 
 def _relays(facts: Facts) -> list[tuple[Ref, Ref]]:

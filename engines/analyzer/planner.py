@@ -310,13 +310,17 @@ def _callees(facts: Facts, refs: Sequence[Ref]) -> list[Ref]:
 def follow(box: Toolbox, ranked: Sequence[Candidate], how_many: int = 2) -> list[Followup]:
     """Follow-ups of the leading candidates that were not done yet (the leader's even when
     every candidate is weak: its checks may find the cause), and any pod lookup by IP that a
-    candidate among the first three asks for (it may name its true culprit)."""
+    candidate among the first three asks for (it may name its true culprit), and what the
+    sick nodes host (a node's fault reaches the report through its tenants)."""
     leader = ranked[0].score if ranked else 0.0
     worth = [c for c in ranked[:how_many] if c.score >= max(0.15, 0.5 * leader)] or [
         c for c in ranked[:1] if c.score > 0]  # a weak leader: its checks may name the cause
     wanted = [f for c in worth for f in c.followups]
     wanted += [f for c in ranked[:3] for f in c.followups  # who is behind an address a log
                if f.tool == t.PODS and "ip" in f.arguments]  # line names: cheap, decisive
+    wanted += [f for c in [c for c in ranked if c.category == "node_failure"][:2]
+               for f in c.followups  # what a sick node hosts: its tenants may be the report's
+               if f.tool == t.PODS and "node" in f.arguments]
     return [f for f in wanted if box.call(f.tool, f.arguments, f.why)]
 
 

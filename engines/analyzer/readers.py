@@ -79,7 +79,7 @@ def read_pods(obs: Observation, facts: Facts) -> None:
         pod.ready = str(row.get("ready") or "")
         pod.restarts = as_int(row.get("restarts"))
         pod.last_exit = str(row.get("last_exit") or "")
-        pod.node = str(row.get("node") or pod.node)
+        pod.node = str(row.get("node") or obs.arguments.get("node") or pod.node)
         pod.owner = ref_of(row.get("owner"), ns) or pod.owner
         pod.message = str(row.get("message") or "")
         pod.ip = str(row.get("ip") or pod.ip)

@@ -229,3 +229,38 @@ async def test_a_node_problem_detector_condition_is_a_node_problem(tmp_path: Pat
     assert [n["name"] for n in data["nodes"]] == ["node-a"]
     assert data["nodes"][0]["problems"][0].startswith(
         "ReadonlyFilesystem: Filesystem is read-only")
+
+
+def _serving(name: str, ip: str, port: int | None) -> dict[str, Any]:
+    pod = _pod(name, ip, app="api")
+    if port is not None:
+        pod["spec"]["containers"][0]["ports"] = [{"containerPort": port}]
+    return pod
+
+
+async def test_a_selector_that_takes_in_another_workloads_portless_pods_is_flagged(
+        tmp_path: Path) -> None:
+    """A Service whose selector also matches a worker's pods that open no port: the share of
+    connections sent there is refused, in the listing and in k8s_service_endpoints; a
+    canary that serves the same port is not a stray."""
+    folder = _scenario(tmp_path)
+    objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "api",
+                                                                   "namespace": "lab"},
+               "spec": {"selector": {"app": "api"}, "ports": [{"port": 80, "targetPort": 8080}]}}
+    pods = [_serving("api-5f6d7c8b9-aaaaa", "10.42.3.1", 8080),
+            _serving("api-5f6d7c8b9-bbbbb", "10.42.3.2", 8080),
+            _serving("api-canary-7b8c9d6f5-ccccc", "10.42.3.3", 8080),
+            _serving("api-worker-6d7e8f9a5-ddddd", "10.42.3.4", None)]
+    sets = [_replicaset("api-5f6d7c8b9"), _replicaset("api-canary-7b8c9d6f5"),
+            _replicaset("api-worker-6d7e8f9a5")]
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all([*objects, service, *pods, *sets]))
+    ctx = context(folder)
+    rows = {s["name"]: s for s in (await call(ctx, "k8s_list_services",
+                                              namespace="lab"))["services"]}
+    stray = ("selector also matches api-worker (1 of 4 pods), which do not open port 8080: "
+             "connections sent there are refused")
+    assert stray in rows["api"]["problems"]
+    assert not any("api-canary" in p for p in rows["api"]["problems"])
+    endpoints = await call(ctx, "k8s_service_endpoints", namespace="lab", service="api")
+    assert stray in endpoints["problems"]

@@ -104,7 +104,7 @@ def resolve(host: str, port: str, caller_namespace: str, facts: Facts) -> Target
             r.name for r in facts.workloads if r.namespace == caller_namespace}
         return Target(host, port, caller_namespace, low) if low in known else Target(host, port)
     first, _, rest = low.partition(".")
-    if rest in facts.namespaces_seen and (rest, first) in facts.services:
+    if rest in facts.namespaces_seen:  # "<service>.<namespace>", what the search path resolves
         return Target(host, port, rest, first)
     return Target(host, port, external=True)
 

@@ -14,7 +14,8 @@ fault depends on who reports the error and how:
   it is the client: named in the line, found by its pod's IP, or among the server's
   callers that fail with TLS errors;
 - a line about the logger's own files or keys ("client certificate ... has expired",
-  "tls.crt", "serving certificate") blames the logger.
+  "tls.crt", "serving certificate") blames the logger, and so does a pinning failure (the
+  client pins a key its peer no longer serves: its pin set is stale).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ TLS = ("x509", "certificate has expired", "certificate expired", "expired certif
        "self signed certificate", "self-signed certificate", "hostname mismatch",
        "doesn't match", "does not match any of the subject alternative names",
        "alert_certificate", "alert_bad_certificate", "alert_unknown_ca", "fatal alert",
-       "ssl alert number")
+       "ssl alert number", "pinning failure", "pin set", "pin mismatch", "pin validation",
+       "sslpeerunverifiedexception")
 PULLS = ("pull image", "pulling image", "failed to pull", "errimagepull", "registry",
          "manifest")
 ALERT = re.compile(
@@ -64,6 +66,17 @@ SERVING = re.compile(
 """A server answering a handshake: the certificate it failed to verify is a client's."""
 OWN = re.compile(r"\b(?:own|our|local|serving) certificate|tls\.crt|\.pem\b|\.crt\b"
                  r"|\bkey ?pair\b|certificate file", re.IGNORECASE)
+PINNING = re.compile(r"\bpin(?:ning|ned)? (?:failure|set|mismatch|validation)|pins? did not "
+                     r"match|sslpeerunverifiedexception", re.IGNORECASE)
+"""A client that pins its peer's key refused the peer's new certificate: the stale pins are
+the client's own configuration, however valid the new certificate is."""
+SIGNER = re.compile(r"\b(?:csr|certificate) signing (?:error|failed)|\berror signing\b",
+                    re.IGNORECASE)
+"""A certificate authority in the cluster (a mesh's issuer) that fails to sign what its
+clients ask for."""
+UNSIGNED = re.compile(r"\bfailed to sign\b|\bsigning certificate\b", re.IGNORECASE)
+"""A workload whose certificate could not be signed: its issuer's fault, not its own."""
+_IDENTITY = re.compile(r"spiffe://[^/\s\"']+/ns/([a-z0-9-]+)/sa/([a-z0-9-]+)")
 CLIENT_CERT = re.compile(r"\bclient[ -]cert", re.IGNORECASE)
 _SUBJECT = re.compile(r"\bCN\s*=\s*\"?([A-Za-z][-A-Za-z0-9_.]*[A-Za-z0-9])")
 _PEER_IP = re.compile(_PEER + r"(\d{1,3}(?:\.\d{1,3}){3})", re.IGNORECASE)
@@ -74,7 +87,7 @@ _TLS_TROUBLE = re.compile(r"\btls\b|\bssl|handshake|certificate|x509", re.IGNORE
 def whose(text: str) -> str:
     """Whose certificate a TLS error line says is bad: "own" (the logger's), "client" (a
     client the logger serves) or "server" (the host the logger calls)."""
-    if ALERT.search(text):
+    if ALERT.search(text) or PINNING.search(text):
         return "own"
     serving = SERVING.search(text) is not None
     if OWN.search(text) or (not serving and CLIENT_CERT.search(text)):
@@ -88,18 +101,30 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     named: set[Ref] = set()  # in-cluster servers whose certificate clients that name them refuse
     alerted: set[Ref] = set()  # servers that receive their clients' TLS alerts
     unnamed: list[tuple[Sighting, float]] = []  # a peer's certificate refused, no host named
+    pinned: set[Ref] = set()  # clients whose pinned keys their peer no longer serves
     graph: dict[Ref, set[Ref]] | None = None
     outside: set[str] = set()  # public hosts whose certificate is refused: an Ingress's?
-    for sighting in sightings(facts, scope, TLS):
+    seen = sightings(facts, scope, TLS)
+    signers = sorted({s.workload for s in seen
+                      if SIGNER.search(f"{s.pattern.example} {s.pattern.template}")}, key=str)
+    for sighting in seen:
         text = f"{sighting.pattern.example} {sighting.pattern.template}"
         logger = sighting.workload
         count = sighting.pattern.count
         weight = (0.65 if count >= 5 or sighting.pattern.previous else 0.4) * sighting.factor
+        signing = logger in signers and SIGNER.search(text) is not None
+        if signers and (signing or UNSIGNED.search(text)):
+            _unsigned(found, facts, sighting, logger if signing else signers[0], weight, text)
+            continue
         side = whose(text)
         if side == "own":
+            pins = PINNING.search(text) is not None
+            if pins:
+                pinned.add(logger)
             entry = _clue(found, logger, sighting, weight, f"{logger.name} logs "
-                          f"{sighting.quote[:90]!r}: its own certificate is at fault",
-                          f"tls-{logger.name}")
+                          f"{sighting.quote[:90]!r}: " + ("the keys it pins no longer match "
+                          "its peer's certificate" if pins else "its own certificate is at "
+                          "fault"), f"tls-{logger.name}")
             entry.affects += tuple(s for s in _servers(text, logger, facts) if s != logger)
             if not SERVING.search(text):
                 clients.add(logger)
@@ -129,11 +154,28 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     _events(facts, found)
     for ref, entry in found.items():
         entry.affects = tuple(dict.fromkeys(a for a in entry.affects if a != ref))
-        _finish(facts, ref, entry, client=ref in clients)
+        role = ("signer" if ref in signers else "pinned" if ref in pinned
+                else "client" if ref in clients else "server")
+        _finish(facts, ref, entry, role)
         if outside and not facts.ingresses_read:
             entry.followups.insert(0, Followup(t.INGRESSES, {}, "see whether an Ingress of the "
                                                f"cluster serves {sorted(outside)[0]}"))
     return list(found.values())
+
+
+def _unsigned(found: dict[Ref, Candidate], facts: Facts, sighting: Sighting, signer: Ref,
+              weight: float, text: str) -> None:
+    """A certificate the cluster's issuer could not sign: the issuer's own signing
+    certificate is at fault, and every workload it fails to sign for is its victim (named
+    by the line's workload identities, or the logger asking for one)."""
+    logger = sighting.workload
+    note = (f"{signer.name} logs {sighting.quote[:90]!r}: it cannot sign certificates"
+            if logger == signer else f"{logger.name} gets no certificate from {signer.name}: "
+            f"{sighting.quote[:80]!r}")
+    entry = _clue(found, signer, sighting, weight, note, f"tls-signing-{logger.name}")
+    victims = [next((r for r in facts.workloads if r.namespace == ns and r.name == account),
+                    None) for ns, account in _IDENTITY.findall(text)]
+    entry.affects += tuple(r for r in (*victims, logger) if r is not None and r != signer)
 
 
 def _unnamed(found: dict[Ref, Candidate], facts: Facts, unnamed: list[tuple[Sighting, float]],
@@ -266,13 +308,23 @@ def _clients(text: str, server: Ref, facts: Facts,
         "caller"
 
 
-def _finish(facts: Facts, ref: Ref, entry: Candidate, *, client: bool) -> None:
+def _finish(facts: Facts, ref: Ref, entry: Candidate, role: str) -> None:
+    """Add the culprit's error ratio, and the fix for its role: an issuer that cannot sign,
+    a client whose pins are stale, a client whose own certificate is bad, or a server."""
     signals = facts.signals_of(ref)
     if signals is not None and signals.get("requests").get("abnormal"):
         entry.add(0.15, str(signals.get("requests").get("why")), ("5xx ratio",), signals.source,
                   (t.SIGNALS,), "tls-errors")
-    if client:
-        peers = ", ".join(a.name for a in entry.affects[:2]) or "the servers it calls"
+    peers = ", ".join(a.name for a in entry.affects[:2]) or "the servers it calls"
+    if role == "signer":
+        entry.fix = (f"Renew or replace the signing (intermediate CA) certificate of {ref.kind} "
+                     f"{ref.namespace}/{ref.name} and restart it, so it issues certificates "
+                     "again; the workloads it serves pick up new ones on their own.")
+    elif role == "pinned":
+        entry.fix = (f"Update the pin set of {ref.kind} {ref.namespace}/{ref.name} to the "
+                     f"current key of {peers} (and pin a backup key or the issuing CA, so a "
+                     "scheduled rotation does not break it), then restart its pods.")
+    elif role == "client":
         entry.fix = (f"Renew the client certificate (mTLS) that {ref.kind} {ref.namespace}/"
                      f"{ref.name} presents to {peers}: check its expiry and issuing CA, then "
                      "restart its pods so they load it; the servers need no change.")

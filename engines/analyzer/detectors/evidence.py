@@ -139,8 +139,11 @@ def _endpoints(facts: Facts, obs: Observation, namespace: str,
     service = str(obs.data.get("service") or "")
     ns, _, name = service.partition("/")
     for problem in as_strs(obs.data.get("problems")):
-        if "matches no pod" in problem or "targetPort" in problem:
-            _clue(found, "network", Ref("Service", ns or namespace, name), 0.65, problem, obs,
+        if "matches no pod" in problem or "targetPort" in problem or \
+                "selector also matches" in problem:
+            # a numeric port the pods do not declare may still be one they listen on
+            weight = 0.3 if problem.startswith("targetPort ") else 0.65
+            _clue(found, "network", Ref("Service", ns or namespace, name), weight, problem, obs,
                   f"Fix Service {ns}/{name} so that its selector and targetPort match the "
                   "pods meant to serve it (their labels and container ports).")
 
@@ -169,8 +172,11 @@ def wanted(facts: Facts, ranked: Sequence[Candidate]) -> Iterable[tuple[str, dic
                     yield MOUNTS, {"namespace": client.namespace, "workload": client.name}, \
                         f"see which CA bundle {client.name} trusts, and since when"
         if candidate.category in ("dependency_failure", "network"):
+            listed = {ns for ns, _ in facts.services}
             for callee in (*candidate.blames, ref):
-                if (callee.namespace, callee.name) in facts.services:
+                # a Service known by name, or a callee in a namespace whose Services are unread
+                if (callee.namespace, callee.name) in facts.services or (
+                        callee in candidate.blames and callee.namespace not in listed):
                     yield ENDPOINTS, {"namespace": callee.namespace, "service": callee.name}, \
                         f"see which pods Service {callee.name} reaches"
     for event in facts.events:

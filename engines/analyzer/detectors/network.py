@@ -10,6 +10,7 @@ errors ("no such host", "NXDOMAIN") on names the cluster should resolve.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import LOG_TOOLS, SERVICES
@@ -60,7 +61,16 @@ def names_service(sighting: Sighting, namespace: str, service: str, facts: Facts
 def service_fault(service: Service) -> str | None:
     """The Service's own fault among its problems: what it selects, targets or routes to."""
     return next((p for p in service.problems if "matches no pod" in p or "targetPort" in p
-                 or "no selector" in p or NODE_LOCAL in p or ZONE_LOCAL in p), None)
+                 or "no selector" in p or NODE_LOCAL in p or ZONE_LOCAL in p
+                 or "selector also matches" in p), None)
+
+
+def _undeclared_only(fault: str) -> bool:
+    """A numeric targetPort the pods do not declare: the endpoints still carry it, and pods
+    often listen on ports they never declare (a control plane's gRPC port), so without a
+    caller that fails to reach it this is a remark, not the fault. A named targetPort the
+    pods lack leaves the port without endpoints: that is a fault by itself."""
+    return fault.startswith("targetPort ")
 
 
 def aliased(sighting: Sighting, facts: Facts) -> Service | None:
@@ -167,6 +177,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         callers = [s for s in calls if names_service(s, namespace, name, facts)]
         if serves_dns(service):  # the cluster's resolver: every DNS failure calls it
             callers += [s for s in sightings(facts, scope, DNS) if s.factor >= 0.3]
+        if not callers and _undeclared_only(fault):
+            entry.clues[0] = replace(entry.clues[0], weight=0.3)
         for sighting in callers[:2]:
             entry.clues.append(Clue(0.3 * sighting.factor,
                                     f"{sighting.workload.name} cannot reach it: "

@@ -101,7 +101,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         hosted = {ref for pod in facts.pods.values() if pod.node == name
                   if (ref := t.pod_workload(facts, pod)) is not None}
         entry.affects = tuple(dict.fromkeys(entry.affects + tuple(sorted(hosted, key=str))))
-        entry.fix = (f"Drain and replace node {name} (or free the resource under pressure); "
+        clock = any(re.search(r"ntp|clock|time ?sync", c.topic, re.IGNORECASE)
+                    for c in entry.clues)
+        entry.fix = (f"Bring node {name}'s clock back in sync (restart its NTP/chrony service, "
+                     "or cordon, drain and replace it); tokens and certificates checked there "
+                     "fail while its time is off." if clock else
+                     f"Drain and replace node {name} (or free the resource under pressure); "
                      "make sure its workloads run with enough replicas spread over other nodes.")
         entry.follow(t.NODES, {"name": name}, f"read node {name}'s conditions")
         entry.follow(t.PODS, {"node": name}, f"see what runs on {name}")
