@@ -34,7 +34,8 @@ async def k8s_service_endpoints(ctx: ToolContext, namespace: str, service: str) 
     """Show one Service's selector and the pods it matches (ready or not, with their
     workload), pods that match all but one label of it, its Endpoints' ready and not-ready
     addresses with the pod behind each, each port's targetPort against the ports the
-    matched pods' containers open, and the NetworkPolicies restricting ingress to them.
+    matched pods' containers open, and the NetworkPolicies restricting ingress to them
+    (and whether they admit only pods, which shuts out the API server).
 
     Args:
         namespace: The Service's namespace.
@@ -83,6 +84,10 @@ async def k8s_service_endpoints(ctx: ToolContext, namespace: str, service: str) 
             names = ", ".join(name for name, _ in guarding)
             problems.append(f"NetworkPolicy {names} selects these pods and admits no ingress: "
                             "connections to them are dropped")
+        elif not _admits_outsiders(policies, matched):
+            result["ingress_from"] = ("pods only (by pod or namespace selector): callers "
+                                      "outside the pod network, such as the API server "
+                                      "calling a webhook here, are dropped")
     if problems:
         result["problems"] = problems
     return finish(result, [found, *([endpoints] if endpoints else []), *matched])
@@ -104,6 +109,23 @@ def _guarding(policies: list[KubeObject], pods: list[KubeObject]) -> list[tuple[
                 f"{name_of(policy)}: " + "; ".join(_rule_text(r, "from", []) for r in rules[:3]))
         found.append((name_of(policy), text))
     return found
+
+
+def _admits_outsiders(policies: list[KubeObject], pods: list[KubeObject]) -> bool:
+    """Whether any ingress rule guarding `pods` admits a caller that is not a pod: a rule
+    with no `from` (everyone) or with an ipBlock. Pod and namespace selectors match pods
+    only, so the API server (calling an admission webhook) or a node is never among them."""
+    for policy in policies:
+        spec = policy.get("spec") or {}
+        if "Ingress" not in (spec.get("policyTypes") or ["Ingress"]) or not any(
+                selector_matches(spec.get("podSelector") or {}, meta(p).get("labels") or {})
+                for p in pods):
+            continue
+        for rule in spec.get("ingress") or []:
+            peers = rule.get("from") or []
+            if not peers or any("ipBlock" in peer for peer in peers):
+                return True
+    return False
 
 
 def _ready(pod: KubeObject) -> bool:

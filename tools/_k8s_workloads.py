@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -27,6 +28,7 @@ from tools._k8s_common import (
 from tools._toolkit import ago, check_namespace, cut, finish, seconds_since, shorten
 from tools.context import ToolContext
 from tools.registry import tool
+from tools.scenarios import parse_time
 from tools.sources.base import KubeObject
 
 WorkloadKind = Literal["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]
@@ -159,8 +161,9 @@ async def k8s_list_workloads(
     limit: Annotated[int, Field(ge=1, le=100)] = 30,
 ) -> dict[str, Any]:
     """List Deployments, StatefulSets, DaemonSets, Jobs and CronJobs with ready/desired,
-    images, failing conditions and a roll-up of their pods (statuses, restarts, last exit
-    reasons). With `name`, also each container's resources, probes and command.
+    images, failing conditions, a CronJob's run that hangs, and a roll-up of their pods
+    (statuses, restarts, last exit reasons). With `name`, also each container's resources,
+    probes and command.
 
     Args:
         namespace: Namespace to list; omit for all namespaces.
@@ -173,7 +176,8 @@ async def k8s_list_workloads(
     kinds = [kind] if kind else ["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"]
     listed = await list_kinds(ctx, namespace, "Pod", "ReplicaSet", *kinds)
     pods, replicasets, workloads = listed[0], listed[1], [o for ws in listed[2:] for o in ws]
-    owners = Owners(replicasets, [w for w in workloads if w.get("kind") == "Job"])
+    jobs = [w for w in workloads if w.get("kind") == "Job"]
+    owners = Owners(replicasets, jobs)
     pods_of: dict[tuple[str, str, str], list[KubeObject]] = {}
     for pod in pods:
         owner = owners.workload(pod)
@@ -183,7 +187,7 @@ async def k8s_list_workloads(
         if name and name_of(obj) != name:
             continue
         row, healthy = _workload_row(ctx, obj, pods_of, replicasets, detail=bool(name),
-                                     with_namespace=namespace is None)
+                                     with_namespace=namespace is None, jobs=jobs)
         if problems_only and healthy:
             continue
         rows.append((healthy, -_severity(row), str(row["kind"]), str(row["name"]), row))
@@ -221,6 +225,7 @@ def _workload_row(
     *,
     detail: bool,
     with_namespace: bool,
+    jobs: list[KubeObject] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     kind, name, namespace = str(obj.get("kind")), name_of(obj), namespace_of(obj)
     desired, ready, extra = _desired_ready(obj)
@@ -253,6 +258,8 @@ def _workload_row(
         problems.append(f"only {ready} of {desired} replicas ready")
     if kind == "Job" and extra.get("failed"):
         problems.append(f"{extra['failed']} failed pods")
+    if kind == "CronJob" and (hung := _hung_run(ctx, obj, jobs or [])):
+        problems.append(hung)
     if problems:
         row["problems"] = problems
     if rollup and (problems or detail or rollup.get("restarts")):
@@ -266,6 +273,37 @@ def _workload_row(
         if selector := (obj.get("spec") or {}).get("selector"):
             row["selector"] = selector.get("matchLabels") or selector
     return row, not problems
+
+
+HUNG_AFTER = 3600
+"""Seconds a run may take, beyond three times its longest earlier run, before it is hung."""
+
+
+def _hung_run(ctx: ToolContext, cronjob: KubeObject, jobs: list[KubeObject]) -> str:
+    """A CronJob whose active run has taken far longer than its runs do: with
+    concurrencyPolicy Forbid every later run is skipped while it lasts, so whatever the job
+    feeds goes stale without any failure to show."""
+    active = {ref.get("name") for ref in (cronjob.get("status") or {}).get("active") or []}
+    mine = [j for j in jobs if namespace_of(j) == namespace_of(cronjob) and any(
+        ref.get("name") == name_of(cronjob) for ref in meta(j).get("ownerReferences") or [])]
+    took = [seconds_since(status["startTime"], parse_time(status["completionTime"]))
+            for j in mine if (status := j.get("status") or {}).get("completionTime")
+            and status.get("startTime")]
+    longest = max((t for t in took if t is not None), default=0)
+    for job in mine:
+        started = (job.get("status") or {}).get("startTime")
+        running = seconds_since(started, ctx.now)
+        if name_of(job) not in active or running is None or running < max(HUNG_AFTER,
+                                                                            3 * longest):
+            continue
+        earlier = (f", its earlier runs took at most "
+                   f"{ago(ctx.now - timedelta(seconds=longest), ctx.now)}" if took else "")
+        policy = (cronjob.get("spec") or {}).get("concurrencyPolicy") or "Allow"
+        after = {"Forbid": "concurrencyPolicy Forbid skips every run until it ends",
+                 "Replace": "concurrencyPolicy Replace ends it only at the next run"}.get(
+                     policy, "later runs start beside it")
+        return f"Job {name_of(job)} has been running for {ago(started, ctx.now)}{earlier}; {after}"
+    return ""
 
 
 def _pods_rollup(ctx: ToolContext, pods: list[KubeObject]) -> dict[str, Any]:

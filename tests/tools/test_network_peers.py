@@ -264,3 +264,34 @@ async def test_a_selector_that_takes_in_another_workloads_portless_pods_is_flagg
     assert not any("api-canary" in p for p in rows["api"]["problems"])
     endpoints = await call(ctx, "k8s_service_endpoints", namespace="lab", service="api")
     assert stray in endpoints["problems"]
+
+
+async def test_ingress_admitted_from_pods_only_is_said_to_shut_out_the_api_server(
+        tmp_path: Path) -> None:
+    """A default-deny policy beside one that admits the namespace's pods: the endpoints say
+    the pods admit pods only (a webhook there cannot be called by the API server); an
+    ipBlock rule admits callers outside the pod network, and the note goes."""
+    folder = _scenario(tmp_path)
+    objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "results",
+                                                                   "namespace": "lab"},
+               "spec": {"selector": {"app": "results"}, "ports": [{"port": 443}]}}
+
+    def ingress(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                "metadata": {"name": name, "namespace": "lab"},
+                "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": rules}}
+
+    base = [ingress("deny-all", []), ingress("same-namespace", [{"from": [{"podSelector": {}}]}])]
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all([*objects, service, *base]))
+    data = await call(context(folder), "k8s_service_endpoints", namespace="lab",
+                      service="results")
+    assert data["ingress_from"].startswith("pods only (by pod or namespace selector)")
+    assert "deny-all: denies all ingress" in data["ingress_policies"]
+    control = ingress("control-plane", [{"from": [{"ipBlock": {"cidr": "10.0.0.0/16"}}]}])
+    (tmp_path / "open").mkdir()
+    opened = _scenario(tmp_path / "open")
+    (opened / "cluster.yaml").write_text(yaml.safe_dump_all([*objects, service, *base, control]))
+    data = await call(context(opened), "k8s_service_endpoints", namespace="lab",
+                      service="results")
+    assert "ingress_from" not in data

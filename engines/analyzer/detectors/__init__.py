@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from engines.analyzer.candidates import Candidate
 from engines.analyzer.detectors import (
+    batch,
     capacity,
     certificate,
     crash,
@@ -22,11 +23,13 @@ from engines.analyzer.detectors import (
     image,
     network,
     node,
+    node_limits,
     oom,
     policy,
     probe,
     rollout,
     scheduling,
+    webhook,
 )
 from engines.analyzer.facts import Facts
 from engines.analyzer.scope import Scope
@@ -36,10 +39,12 @@ Detector = Callable[[Facts, Scope], list[Candidate]]
 DETECTORS: dict[str, Detector] = {
     "oom": oom.detect,  # oom_killed
     "crash": crash.detect,  # crash_loop
+    "batch": batch.detect,  # dependency_failure: a scheduled run that hangs
     "image": image.detect,  # image_pull
     "scheduling": scheduling.detect,  # unschedulable, quota_exceeded
     "probe": probe.detect,  # probe_failure
     "node": node.detect,  # node_failure
+    "node_limits": node_limits.detect,  # resource_exhaustion: a node's shared kernel limits
     "rollout": rollout.detect,  # bad_rollout
     "dependency": dependency.detect,  # dependency_failure
     "exhaustion": exhaustion.detect,  # resource_exhaustion
@@ -48,6 +53,7 @@ DETECTORS: dict[str, Detector] = {
     "dns": dns.detect,  # network: the cluster's DNS server
     "policy": policy.detect,  # network: NetworkPolicies
     "certificate": certificate.detect,  # certificate
+    "webhook": webhook.detect,  # network: admission webhooks the API server cannot reach
     "evidence": evidence.detect,  # the evidence tools' findings, of several categories
 }
 

@@ -213,6 +213,28 @@ def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     return graph
 
 
+# Words an error line uses for its own parts: a workload so named is not meant by them.
+_COMMON_WORDS = frozenset({"worker", "server", "client", "router", "gateway", "backend",
+                           "frontend", "service", "database", "request", "upstream", "handler",
+                           "storage", "cluster", "default", "public", "health", "metrics",
+                           "monitor", "system", "broker", "scheduler", "consumer", "producer",
+                           "session", "connection", "timeout", "network", "runner", "controller"})
+
+
+def _distinctive(name: str) -> bool:
+    """Whether a workload's name, said as a word, can only mean that workload: a hyphenated
+    name ("cart-api"), or one word of six letters or more that an error line does not use
+    for anything else ("ratelimiter" yes, "worker" no)."""
+    return "-" in name or (len(name) >= 6 and name.isalpha() and name not in _COMMON_WORDS)
+
+
+def _answered(name: str, low: str) -> bool:
+    """Whether a line names the workload only as the one it answers or serves ("answering
+    504 to checkout", "request from checkout"): its caller, not what it calls."""
+    said = re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", low)
+    return all(re.search(r"\b(?:to|from|for|by)\s+$", low[:m.start()]) for m in said)
+
+
 def _says(name: str, low: str) -> bool:
     """Whether the text names the workload or one of its pods ("journal member bid-journal-2
     answered 507", "checkout-7d9f8-x2k4p timed out")."""
@@ -225,8 +247,9 @@ def named(text: str, caller: Ref, facts: Facts) -> list[Ref]:
     responded 500"), as a caller names what it calls: of the caller's namespace, or of
     another one when no other workload in the cluster bears that name."""
     low = text.lower()
-    hits = [ref for ref in facts.workloads if ref != caller and "-" in ref.name
-            and ref.name in low and _says(ref.name, low)]
+    hits = [ref for ref in facts.workloads if ref != caller and _distinctive(ref.name)
+            and ref.name in low and _says(ref.name, low)
+            and ("-" in ref.name or not _answered(ref.name, low))]
     local = [ref for ref in hits if ref.namespace == caller.namespace]
     names = [ref.name for ref in facts.workloads]
     return local + [ref for ref in hits if ref.namespace != caller.namespace

@@ -17,6 +17,7 @@ from dataclasses import replace
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors._common import (
     EVENT_TOOLS,
+    LOG_PATTERNS,
     LOG_TOOLS,
     METRICS,
     POD_LOGS,
@@ -26,12 +27,14 @@ from engines.analyzer.detectors._common import (
     recent_events,
 )
 from engines.analyzer.detectors._logs import Sighting, by_workload, sightings
+from engines.analyzer.detectors.node_limits import FOLLOW, watcher_exhausted
 from engines.analyzer.facts import Facts, MetricRow, Ref, owns
 from engines.analyzer.scope import Scope
 
 KINDS: dict[str, tuple[str, ...]] = {
     "file descriptors": ("too many open files", "emfile", "out of file descriptors",
                          "file descriptor limit"),
+    "inotify watches": ("number of file watchers", "max_user_watches", "max_user_instances"),
     "connection pool": ("pool exhausted", "connection pool exhausted", "pool is exhausted",
                         "timeout waiting for connection from pool",
                         "connection is not available, request timed out",
@@ -307,6 +310,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                      "(pool size, ulimit, thread cap, volume size) and fix what holds the "
                      "resource (leaked connections or files, unbounded work, old data).")
         entry.follow(POD_LOGS, ref.pod_args, f"read {ref.name}'s own log around the exhaustion")
+        if any(watcher_exhausted(s.pattern.text) for s in seen):
+            entry.follow(LOG_PATTERNS, FOLLOW, "inotify limits are the node's: see which node "
+                         "agent holds them")
         if ref in victims:
             for metric in PER_CLIENT:
                 entry.follow(METRICS, {"metric": metric, "since": "1h"},
