@@ -21,6 +21,7 @@ from engines.analyzer.detectors import (
     evidence,
     exhaustion,
     image,
+    mesh,
     network,
     node,
     node_limits,
@@ -46,6 +47,7 @@ DETECTORS: dict[str, Detector] = {
     "node": node.detect,  # node_failure
     "node_limits": node_limits.detect,  # resource_exhaustion: a node's shared kernel limits
     "rollout": rollout.detect,  # bad_rollout
+    "mesh": mesh.detect,  # bad_rollout: a mesh control plane whose proxies now refuse calls
     "dependency": dependency.detect,  # dependency_failure
     "exhaustion": exhaustion.detect,  # resource_exhaustion
     "capacity": capacity.detect,  # cpu_throttling, autoscaling_limit
