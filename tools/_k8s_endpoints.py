@@ -93,18 +93,20 @@ async def k8s_service_endpoints(ctx: ToolContext, namespace: str, service: str) 
     return finish(result, [found, *([endpoints] if endpoints else []), *matched])
 
 
+def _ingress_guards(policies: list[KubeObject], pods: list[KubeObject]) -> list[KubeObject]:
+    """The NetworkPolicies that restrict ingress to any of `pods`."""
+    return [policy for policy in policies
+            if "Ingress" in ((policy.get("spec") or {}).get("policyTypes") or ["Ingress"])
+            and any(selector_matches((policy.get("spec") or {}).get("podSelector") or {},
+                                     meta(p).get("labels") or {}) for p in pods)]
+
+
 def _guarding(policies: list[KubeObject], pods: list[KubeObject]) -> list[tuple[str, str]]:
     """The NetworkPolicies that restrict ingress to any of `pods`, each in a few words.
     Policies add up: the pods admit what any of them allows, nothing when none allows."""
     found = []
-    for policy in policies:
-        spec = policy.get("spec") or {}
-        types = spec.get("policyTypes") or ["Ingress"]
-        selector = spec.get("podSelector") or {}
-        if "Ingress" not in types or not any(
-                selector_matches(selector, meta(p).get("labels") or {}) for p in pods):
-            continue
-        rules = spec.get("ingress") or []
+    for policy in _ingress_guards(policies, pods):
+        rules = (policy.get("spec") or {}).get("ingress") or []
         text = (f"{name_of(policy)}: denies all ingress" if not rules else
                 f"{name_of(policy)}: " + "; ".join(_rule_text(r, "from", []) for r in rules[:3]))
         found.append((name_of(policy), text))
@@ -115,17 +117,9 @@ def _admits_outsiders(policies: list[KubeObject], pods: list[KubeObject]) -> boo
     """Whether any ingress rule guarding `pods` admits a caller that is not a pod: a rule
     with no `from` (everyone) or with an ipBlock. Pod and namespace selectors match pods
     only, so the API server (calling an admission webhook) or a node is never among them."""
-    for policy in policies:
-        spec = policy.get("spec") or {}
-        if "Ingress" not in (spec.get("policyTypes") or ["Ingress"]) or not any(
-                selector_matches(spec.get("podSelector") or {}, meta(p).get("labels") or {})
-                for p in pods):
-            continue
-        for rule in spec.get("ingress") or []:
-            peers = rule.get("from") or []
-            if not peers or any("ipBlock" in peer for peer in peers):
-                return True
-    return False
+    return any(not (rule.get("from") or []) or any("ipBlock" in peer for peer in rule["from"])
+               for policy in _ingress_guards(policies, pods)
+               for rule in (policy.get("spec") or {}).get("ingress") or [])
 
 
 def _ready(pod: KubeObject) -> bool:

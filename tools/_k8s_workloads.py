@@ -225,7 +225,7 @@ def _workload_row(
     *,
     detail: bool,
     with_namespace: bool,
-    jobs: list[KubeObject] | None = None,
+    jobs: list[KubeObject],
 ) -> tuple[dict[str, Any], bool]:
     kind, name, namespace = str(obj.get("kind")), name_of(obj), namespace_of(obj)
     desired, ready, extra = _desired_ready(obj)
@@ -258,7 +258,7 @@ def _workload_row(
         problems.append(f"only {ready} of {desired} replicas ready")
     if kind == "Job" and extra.get("failed"):
         problems.append(f"{extra['failed']} failed pods")
-    if kind == "CronJob" and (hung := _hung_run(ctx, obj, jobs or [])):
+    if kind == "CronJob" and (hung := _hung_run(ctx, obj, jobs)):
         problems.append(hung)
     if problems:
         row["problems"] = problems

@@ -15,7 +15,7 @@ import re
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.facts import Facts, LogPattern, Ref
+from engines.analyzer.facts import Facts, LogPattern, Ref, Rollout
 from engines.analyzer.scope import Scope
 
 CONTROL_PLANE = re.compile(r"^(?:istiod|istio-pilot|linkerd-destination|linkerd-controller|"
@@ -62,6 +62,16 @@ def _quote(pattern: LogPattern) -> str:
     return (pattern.example or pattern.template)[:110]
 
 
+def _minutes_before(rollout: Rollout, first: LogPattern) -> int | None:
+    """How many minutes the current revision came before the first refusal, if it came in
+    the window before it."""
+    current = rollout.current
+    if current is None or current.created is None or first.first is None:
+        return None
+    seconds = (first.first - current.created).total_seconds()
+    return int(seconds // 60) if 0 <= seconds <= WINDOW else None
+
+
 def _refused_by_proxies(facts: Facts, plane: Ref, refused: list[LogPattern]) -> Candidate:
     """The control plane's rollout as the cause of what its proxies now refuse."""
     entry = Candidate("bad_rollout", plane)
@@ -75,17 +85,13 @@ def _refused_by_proxies(facts: Facts, plane: Ref, refused: list[LogPattern]) -> 
                             "application never sees them", (detail,), first.source,
                             t.LOG_TOOLS, "mesh-refused"))
     rollout = facts.rollout_of(plane)
-    current = rollout.current if rollout is not None else None
-    if current is not None and current.created is not None and first.first is not None and \
-            0 <= (first.first - current.created).total_seconds() <= WINDOW:
-        lag = int((first.first - current.created).total_seconds() // 60)
-        entry.clues.append(Clue(0.35, f"{plane.name} rolled out a new revision {lag} min before "
-                                "its proxies began to refuse them", ("revision",),
-                                rollout.source if rollout else None, (t.ROLLOUT,),
-                                "mesh-rollout"))
-    elif rollout is None:
+    if rollout is None:
         entry.follow(t.ROLLOUT, plane.workload_args,
                      f"see whether {plane.name} changed just before the refusals began")
+    elif (lag := _minutes_before(rollout, first)) is not None:
+        entry.clues.append(Clue(0.35, f"{plane.name} rolled out a new revision {lag} min before "
+                                "its proxies began to refuse them", ("revision",),
+                                rollout.source, (t.ROLLOUT,), "mesh-rollout"))
     said = [p for p in facts.patterns if plane in t.pattern_workloads(p, facts)[:1]
             and re.search(r"default|enabled|strict|changed", p.example or p.template, re.I)]
     if said:

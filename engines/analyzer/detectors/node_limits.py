@@ -42,11 +42,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     if not victims or not agents:
         return []
     agent = max(agents, key=lambda r: sum(s.pattern.count for s in grouped[r]))
-    return [_agent(agent, grouped[agent], victims, grouped)]
+    return [_agent(agent, victims, grouped)]
 
 
-def _agent(agent: Ref, own: list[Sighting], victims: list[Ref],
-           grouped: dict[Ref, list[Sighting]]) -> Candidate:
+def _agent(agent: Ref, victims: list[Ref], grouped: dict[Ref, list[Sighting]]) -> Candidate:
     """The node agent as the holder of its nodes' inotify instances, its victims named."""
     entry = Candidate("resource_exhaustion", agent, affects=tuple(victims))
     first = grouped[victims[0]][0]
@@ -57,7 +56,7 @@ def _agent(agent: Ref, own: list[Sighting], victims: list[Ref],
                             f"of inotify instances or watches, a limit of the node: "
                             f"{first.quote[:80]!r}", (first.quote, first.phrase),
                             first.pattern.source, LOG_TOOLS, "inotify-victims"))
-    mine = own[0]
+    mine = grouped[agent][0]
     entry.clues.append(Clue(0.3 * max(mine.factor, 0.5), f"{agent.name} logs {mine.quote[:80]!r} "
                             f"×{mine.pattern.count}: it watches files on every node",
                             (mine.quote, mine.phrase), mine.pattern.source, LOG_TOOLS,

@@ -54,8 +54,10 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry = found.setdefault(culprit, Candidate("network", culprit))
         _blocked(entry, event, victim, service, phrase)
         if why:
-            entry.add(0.45, why, (why[:60],), seen, (ENDPOINTS,), f"webhook-denied-{culprit.name}")
-        elif culprit.kind == "Service":
+            topic = f"webhook-denied-{culprit.name}"
+            if all(c.topic != topic for c in entry.clues):  # once, however many it blocks
+                entry.add(0.45, why, (why[:60],), seen, (ENDPOINTS,), topic)
+        else:  # no finding yet: the Service, until its endpoints are read
             backend = target_workload(target, facts)
             entry.follow(ENDPOINTS, {"namespace": service.namespace, "service": service.name},
                          f"see why the API server cannot reach webhook Service {service.name}")

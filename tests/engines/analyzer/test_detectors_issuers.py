@@ -137,3 +137,20 @@ def test_a_webhook_whose_certificate_is_refused_is_left_to_the_certificate_detec
         BLOCKED.replace("context deadline exceeded", "tls: failed to verify certificate: "
                         "x509: certificate has expired"), namespace="billing")))
     assert webhook.detect(facts, scope_of(facts, "invoices stuck")) == []
+
+
+def test_a_policy_blocking_several_workloads_is_one_finding_with_each_victim() -> None:
+    denied = obs("k8s_service_endpoints", {
+        "service": "gate/gatekeeper", "problems": [
+            "NetworkPolicy baseline-deny selects these pods and admits no ingress: "
+            "connections to them are dropped"]}, namespace="gate", service="gatekeeper")
+    facts = facts_of(
+        workloads(workload("invoices", "billing"), workload("gatekeeper", "gate"),
+                  workload("ledger", "billing")),
+        events(event("FailedCreate", "ReplicaSet/invoices-7d9f8c6b5", BLOCKED,
+                     namespace="billing", count=12),
+               event("FailedCreate", "ReplicaSet/ledger-5c6d7e8f9", BLOCKED,
+                     namespace="billing", count=4)), denied)
+    (blamed,) = webhook.detect(facts, scope_of(facts, "rollouts stuck in billing"))
+    assert {r.name for r in blamed.affects} == {"invoices", "ledger"}
+    assert sum(c.topic.startswith("webhook-denied") for c in blamed.clues) == 1
