@@ -21,7 +21,12 @@ from tools._k8s_common import (
     selector_matches,
     selector_text,
 )
-from tools._k8s_network import _rule_text, stray_workloads
+from tools._k8s_network import (
+    _rule_text,
+    protocol_mismatches,
+    stray_workloads,
+    unready_published,
+)
 from tools._k8s_templates import containers_of
 from tools._toolkit import check_namespace, cut, finish
 from tools.context import ToolContext
@@ -77,7 +82,8 @@ async def k8s_service_endpoints(ctx: ToolContext, namespace: str, service: str) 
         problems.append("no ready address: connections to this Service fail")
     ports, port_problems = _ports(spec.get("ports") or [], matched)
     result["ports"] = ports
-    problems += port_problems + stray_workloads(spec.get("ports") or [], matched, owners)
+    problems += port_problems + protocol_mismatches(spec.get("ports") or [], matched) + \
+        stray_workloads(spec.get("ports") or [], matched, owners) + unready_published(found)
     if matched and (guarding := _guarding(policies, matched)):
         result["ingress_policies"] = cut([text for _, text in guarding], 6)
         if all(text.endswith("denies all ingress") for _, text in guarding):

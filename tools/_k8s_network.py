@@ -46,10 +46,10 @@ async def k8s_list_services(
 ) -> dict[str, Any]:
     """List Services with their selector, ports, how many pods the selector matches (and how
     many are ready), endpoint counts, a node-local traffic policy, and problems: a selector
-    that matches no pod, no ready endpoint, a targetPort that the pods do not expose,
-    internalTrafficPolicy Local with ready pods on only some nodes (callers elsewhere reach
-    nothing), externalTrafficPolicy Local with no ready pod in a zone that has nodes and no
-    cross-zone load balancing (clients sent to that zone reach nothing).
+    that matches no pod, no ready endpoint, a targetPort the pods do not expose (or with
+    another protocol), not-ready pods published behind a cluster IP, a Local traffic policy
+    with ready pods on only some nodes, or none in a zone that has nodes (clients sent there
+    reach nothing).
     k8s_service_endpoints shows one Service's pods and addresses by name.
 
     Args:
@@ -123,6 +123,18 @@ def _local_traffic(service: KubeObject, ready: list[KubeObject], nodes: dict[str
     return problems
 
 
+def unready_published(service: KubeObject) -> list[str]:
+    """publishNotReadyAddresses on a Service with a cluster IP: meant for the peer discovery
+    of a headless Service, it keeps starting and terminating pods in the load-balanced
+    endpoints, so every rollout's pods refuse a share of the connections."""
+    spec = service.get("spec") or {}
+    if not spec.get("publishNotReadyAddresses") or spec.get("clusterIP") == "None":
+        return []
+    return [f"publishNotReadyAddresses: true on a {spec.get('type', 'ClusterIP')} Service: pods "
+            "still starting or already terminating stay in its endpoints and refuse "
+            "connections"]
+
+
 def _cross_zone(service: KubeObject) -> bool:
     """Whether the Service asks its cloud load balancer to send traffic across zones."""
     return any("cross-zone" in key and str(value).lower() == "true"
@@ -158,6 +170,7 @@ def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[Ku
         problems += _port_problems(spec.get("ports") or [], matched)
         problems += stray_workloads(spec.get("ports") or [], matched, owners or Owners([]))
         problems += _local_traffic(service, ready, nodes or {}, row)
+        problems += unready_published(service)
     addresses = not_ready = 0
     for subset in (endpoint or {}).get("subsets") or []:
         addresses += len(subset.get("addresses") or [])
@@ -177,7 +190,8 @@ def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[Ku
 
 
 def _port_problems(ports: list[dict[str, Any]], pods: list[KubeObject]) -> list[str]:
-    """targetPorts that no matched pod's containers declare (only when pods declare ports)."""
+    """targetPorts that no matched pod's containers declare, or declare with another protocol;
+    only when pods declare ports."""
     numbers: set[int] = set()
     names: set[str] = set()
     for pod in pods:
@@ -188,7 +202,7 @@ def _port_problems(ports: list[dict[str, Any]], pods: list[KubeObject]) -> list[
                     names.add(str(port["name"]))
     if not numbers:
         return []
-    problems = []
+    problems = protocol_mismatches(ports, pods)
     for port in ports:
         target = port.get("targetPort", port.get("port"))
         if target is None:
@@ -200,6 +214,28 @@ def _port_problems(ports: list[dict[str, Any]], pods: list[KubeObject]) -> list[
         elif target not in names:
             problems.append(f"named targetPort {target!r} is not a port name of the pods "
                             f"({', '.join(sorted(names)) or 'none named'})")
+    return problems
+
+
+def protocol_mismatches(ports: list[dict[str, Any]], pods: list[KubeObject]) -> list[str]:
+    """Service ports whose protocol is not the one the pods declare for the port they target:
+    a port typed UDP in front of a TCP server forwards nothing its TCP clients send."""
+    declared: dict[str, set[str]] = {}  # containerPort number or name → its protocols
+    for pod in pods:
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            for port in container.get("ports") or []:
+                for key in (port.get("containerPort"), port.get("name")):
+                    if key:
+                        declared.setdefault(str(key), set()).add(str(port.get("protocol")
+                                                                     or "TCP"))
+    problems = []
+    for port in ports:
+        target = str(port.get("targetPort", port.get("port")))
+        protocol = str(port.get("protocol") or "TCP")
+        if target in declared and protocol not in declared[target]:
+            problems.append(f"port {port.get('port')} is {protocol} but the pods' port {target} "
+                            f"is {'/'.join(sorted(declared[target]))}: its clients reach "
+                            "nothing")
     return problems
 
 

@@ -123,6 +123,7 @@ class Container:
     last_message: str = ""
     init: bool = False
     ports: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()  # NAME=value of its literal environment (URLs of its callees)
 
 
 @dataclass(slots=True)

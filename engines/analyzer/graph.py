@@ -54,7 +54,11 @@ ROLLOUT = "bad_rollout"
 LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 # Clues by which a candidate shows it harms what it affects (a revision that floods its
 # callee, whose new output its consumers reject, that starves its neighbours of CPU).
-HARMS = frozenset({"overloads-callee", "named-by-victims", "starved-neighbours"})
+HARMS = frozenset({"overloads-callee", "named-by-victims", "starved-neighbours",
+                   "unreadable-answers"})
+# A node's own fault (hung I/O, lost network, pressure) also explains the failing probes of
+# the pods it hosts: they answer slowly or not at all because the node does.
+NODE_VICTIMS = frozenset({"probe_failure"})
 
 
 def key(ref: Ref) -> Key:
@@ -210,7 +214,9 @@ def explained_by(candidate: Candidate, candidates: Sequence[Candidate], graph: G
         if other.culprit in candidate.affects and any(c.topic in HARMS for c in candidate.clues):
             continue  # what the candidate's own evidence says it harms does not explain it
         depth, relation = reach.get(key(other.culprit), (0, ""))
-        if not depth or candidate.category not in VICTIMS[relation] or (
+        hosted = relation == HURTS and other.culprit.kind == "Node" and \
+            candidate.category in NODE_VICTIMS
+        if not depth or (candidate.category not in VICTIMS[relation] and not hosted) or (
                 other.category == "dependency_failure" and candidate.category != ROLLOUT) or \
                 other.strength * other.penalty < LEAST[relation]:
             continue

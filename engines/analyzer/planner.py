@@ -15,7 +15,7 @@ from typing import Any
 
 from engines.analyzer.candidates import Candidate, Followup
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.detectors import evidence
+from engines.analyzer.detectors import evidence, kernel
 from engines.analyzer.detectors._common import ERRORS, level_of, pattern_workloads
 from engines.analyzer.detectors._logs import sightings
 from engines.analyzer.detectors._targets import callers_by_callee, hosts_in, resolve
@@ -270,7 +270,7 @@ def hints(box: Toolbox, facts: Facts, scope: Scope, targets: Sequence[Ref],
     for ref in _cpu_hungry(facts, set(targets)):
         box.call(t.ROLLOUT, ref.workload_args, f"what changed in {ref.name}, which uses much CPU")
         metrics(box, ref)
-    for tool, arguments, why in evidence.wanted(facts, ranked):
+    for tool, arguments, why in (*evidence.wanted(facts, ranked), *kernel.wanted(facts)):
         box.call(tool, arguments, why)
     for ref in targets:
         pending = facts.workloads.get(ref)

@@ -88,6 +88,10 @@ PULL_OR_PLACE = ("image_pull", "unschedulable")
 DIES = ("oom_killed", "crash_loop")
 NOT_STARTED = ("image_pull", "unschedulable", "quota_exceeded")
 LIVENESS_KILL, OUT_OF_ROOM = "killed by its liveness probe", "out of disk or descriptors"
+# What a client uses up of its own connections (channels on one AMQP connection, local ports,
+# descriptors): its calls then fail however healthy what it calls is.
+OWN_BUDGET, BUDGETS = "out of its own connections' budget", frozenset({
+    "exhausted-channels", "exhausted-local ports", "exhausted-file descriptors"})
 # A node's own state decides its category: (what it shows, what it also shows, how strong
 # that must be, the demotion, why; what else it shows that cancels the rule). A running DNS
 # server that crash-loops or fails its probes is only the form of a network outage
@@ -123,6 +127,8 @@ PRECEDENCE: tuple[tuple[str, tuple[str, ...], float, float, str, str], ...] = (
     ("resource_exhaustion", ("autoscaling_limit",), 0.5, 0.6,
      "it is saturated because its autoscaler is capped", ""),
     ("dependency_failure", ("certificate",), 0.5, 0.5, "its calls fail on a TLS certificate", ""),
+    ("dependency_failure", (OWN_BUDGET,), 0.25, 0.5, "its calls fail because it used up what "
+     "its own connections allow (channels, local ports, descriptors)", ""),
     *((form, NOT_STARTED, 0.6, 0.5, "its pods do not even start", "") for form in (
         "dependency_failure", "bad_rollout", "resource_exhaustion", "cpu_throttling")),
 )
@@ -154,7 +160,9 @@ def _states(candidates: Sequence[Candidate]) -> dict[tuple[str, str], dict[str, 
                 and ({"probe-kill", "probe-killing"} <= topics or "probe-sigterm" in topics)
                 else set()) | (
                 {OUT_OF_ROOM} if candidate.category == "resource_exhaustion"
-                and ROOM & topics else set()):
+                and ROOM & topics else set()) | (
+                {OWN_BUDGET} if candidate.category == "resource_exhaustion"
+                and BUDGETS & topics else set()):
             node[form] = max(node.get(form, 0.0), candidate.strength)
     return states
 

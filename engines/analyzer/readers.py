@@ -103,7 +103,9 @@ def _container(row: Mapping[str, Any], *, init: bool) -> shapes.Container:
         last_exit=as_int(exit_code) if exit_code is not None else None,
         last_started=parse_stamp(last.get("started")),
         last_finished=parse_stamp(last.get("finished")),
-        last_message=str(last.get("message") or ""), init=init, ports=as_strs(row.get("ports")))
+        last_message=str(last.get("message") or ""), init=init, ports=as_strs(row.get("ports")),
+        env=tuple(f"{e.get('name')}={e.get('value')}" for e in as_dicts(row.get("env"))
+                  if e.get("value")))
 
 
 def _events(rows: Any, obs: Observation, namespace: str) -> list[shapes.Event]:

@@ -66,11 +66,22 @@ _FINE = re.compile(r"(?<!not )(?<!n't )\b(?:fine|unaffected)\b|\bnot affected\b|
 # A reporter's guess at a cause names a suspect, not what is broken, and is often the decoy:
 # a name said only in one counts for less. A hedge ("probably the quotes database", "I
 # suspect the 3.31 rollout") is a guess in its own clause; asking to undo something
-# ("someone rolled out X just before, can we roll it back?") makes its whole sentence one.
+# ("someone rolled out X just before, can we roll it back?") makes its whole sentence one, and
+# so does a side note the reporter doubts ("also a Pending X, no idea if related").
 _HEDGE = re.compile(r"\b(?:i suspect|suspect|i think|i guess|maybe|perhaps|probably|could it be|"
                     r"might be)\b")
-_UNDO = re.compile(r"\b(?:can we roll|roll it back|rolled? back|revert|should i (?:kill|roll))\b")
+_UNDO = re.compile(r"\b(?:can we roll|roll it back|rolled? back|revert|should i (?:kill|roll)|"
+                   r"unrelated|(?:no idea|not sure|unsure|don't know|dunno) (?:if|whether) "
+                   r"(?:it's |that's |this is |it is )?related)\b")
 GUESSED = 0.6  # what a name said only in a guess keeps of its match
+# The workloads that are the way in: ingress controllers, gateways, edge proxies. A report
+# that names the way in ("behind the public ingress", "the NLB") points at them this much.
+EDGE = re.compile(r"ingress|gateway|traefik|haproxy|contour|kong|envoy|edge-proxy")
+EDGE_HINT = 0.6
+# How a report names the way in; not "504 Gateway Time-out" or "Bad Gateway", which are any
+# proxy's words for a backend that failed.
+EDGE_CUE = re.compile(r"\bingress\b|(?<!bad )\bgateway\b(?! ?time-?out)|\bload[- ]?balancer|"
+                      r"\b[nae]lb\b|\blb service|\bthe lb\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +233,14 @@ def build_scope(report: str, facts: Facts, now: datetime, *, focus: Sequence[str
     if focus:
         targets, namespaces = _narrow(focus, facts, targets, namespaces)
     symptoms = frozenset(name for name, cues in SYMPTOMS.items()
-                         if any(re.search(rf"(?<![a-z0-9]){re.escape(c)}", text) for c in cues))
+                         if any(re.search(rf"(?<![a-z0-9]){re.escape(c)}", text) for c in cues)
+                         ) | ({"edge"} if EDGE_CUE.search(plain) else set())  # not a guess
+    if "edge" in symptoms:  # "everything behind the ingress is slow": the way in is a suspect
+        for ref in facts.workloads:
+            if ref.kind in ("Deployment", "DaemonSet", "StatefulSet") and \
+                    EDGE.search(ref.name.lower()) and targets.get(ref, 0.0) < EDGE_HINT:
+                targets[ref] = EDGE_HINT
+                namespaces[ref.namespace] = max(namespaces.get(ref.namespace, 0.0), EDGE_HINT)
     top = max(targets.values(), default=0.0)
     kept = {r: s for r, s in targets.items()  # a word's worth: if nothing better, or beside it
             if s >= 0.5 or (s >= 0.3 and (top < 0.5 or r.namespace in namespaces))}

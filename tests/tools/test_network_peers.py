@@ -295,3 +295,68 @@ async def test_ingress_admitted_from_pods_only_is_said_to_shut_out_the_api_serve
     data = await call(context(opened), "k8s_service_endpoints", namespace="lab",
                       service="results")
     assert "ingress_from" not in data
+
+
+def _with(folder: Path, *extra: dict[str, Any]) -> Path:
+    objects = list(yaml.safe_load_all((folder / "cluster.yaml").read_text()))
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all([*objects, *extra]))
+    return folder
+
+
+def _named_port_pods() -> list[dict[str, Any]]:
+    """Two api pods that declare 53 for UDP and for TCP (as a DNS server does) and 8080/TCP."""
+    pods = [_serving("api-5f6d7c8b9-aaaaa", "10.42.3.1", 8080),
+            _serving("api-5f6d7c8b9-bbbbb", "10.42.3.2", 8080)]
+    for pod in pods:
+        pod["spec"]["containers"][0]["ports"] = [
+            {"name": "http", "containerPort": 8080, "protocol": "TCP"},
+            {"name": "dns", "containerPort": 53, "protocol": "UDP"},
+            {"name": "dns-tcp", "containerPort": 53, "protocol": "TCP"}]
+    return pods
+
+
+async def test_a_service_port_typed_udp_in_front_of_a_tcp_server_is_flagged(
+        tmp_path: Path) -> None:
+    """A Service port whose protocol is not the one the pods open the targeted port with:
+    TCP clients reach nothing; a port number opened for both protocols is fine either way."""
+    ports = [{"name": "http", "port": 9000, "targetPort": "http", "protocol": "UDP"},
+             {"name": "dns", "port": 53, "targetPort": 53, "protocol": "UDP"},
+             {"name": "dns-tcp", "port": 53, "targetPort": 53, "protocol": "TCP"}]
+    service = {"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "api", "namespace": "lab"},
+               "spec": {"selector": {"app": "api"}, "ports": ports}}
+    folder = _with(_scenario(tmp_path), service, *_named_port_pods(),
+                   _replicaset("api-5f6d7c8b9"))
+    ctx = context(folder)
+    (row,) = [s for s in (await call(ctx, "k8s_list_services", namespace="lab"))["services"]
+              if s["name"] == "api"]
+    wrong = "port 9000 is UDP but the pods' port http is TCP: its clients reach nothing"
+    assert row["problems"] == [wrong]
+    endpoints = await call(ctx, "k8s_service_endpoints", namespace="lab", service="api")
+    assert wrong in endpoints["problems"]
+
+
+async def test_not_ready_pods_published_behind_a_cluster_ip_are_flagged(tmp_path: Path) -> None:
+    """publishNotReadyAddresses on a ClusterIP Service keeps starting and terminating pods in
+    its endpoints; on a headless Service (peer discovery) it is what it is for."""
+    def service(name: str, cluster_ip: str | None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"selector": {"app": "api"}, "publishNotReadyAddresses": True,
+                                "ports": [{"port": 80, "targetPort": 8080}]}
+        if cluster_ip:
+            spec["clusterIP"] = cluster_ip
+        return {"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": name, "namespace": "lab"}, "spec": spec}
+
+    folder = _with(_scenario(tmp_path), service("api", "10.96.7.7"), service("api-peers", "None"),
+                   *_named_port_pods(), _replicaset("api-5f6d7c8b9"))
+    ctx = context(folder)
+    rows = {s["name"]: s for s in (await call(ctx, "k8s_list_services",
+                                              namespace="lab"))["services"]}
+    published = ("publishNotReadyAddresses: true on a ClusterIP Service: pods still starting or "
+                 "already terminating stay in its endpoints and refuse connections")
+    assert rows["api"]["problems"] == [published]
+    assert published not in rows["api-peers"].get("problems", [])
+    endpoints = await call(ctx, "k8s_service_endpoints", namespace="lab", service="api")
+    assert published in endpoints["problems"]
+    headless = await call(ctx, "k8s_service_endpoints", namespace="lab", service="api-peers")
+    assert published not in headless.get("problems", [])

@@ -21,6 +21,7 @@ from engines.analyzer.detectors import (
     evidence,
     exhaustion,
     image,
+    kernel,
     mesh,
     network,
     node,
@@ -45,6 +46,7 @@ DETECTORS: dict[str, Detector] = {
     "scheduling": scheduling.detect,  # unschedulable, quota_exceeded
     "probe": probe.detect,  # probe_failure
     "node": node.detect,  # node_failure
+    "kernel": kernel.detect,  # node_failure: what a node's kernel logs through an agent
     "node_limits": node_limits.detect,  # resource_exhaustion: a node's shared kernel limits
     "rollout": rollout.detect,  # bad_rollout
     "mesh": mesh.detect,  # bad_rollout: a mesh control plane whose proxies now refuse calls

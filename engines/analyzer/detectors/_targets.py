@@ -188,10 +188,27 @@ TELEMETRY_EXPORT = re.compile(r"\bexport(?:ing|er)?\b.{0,40}\b(?:traces?|spans?|
                               r"\bexport|\botlp\b|\bjaeger\b|\bzipkin\b", re.I)
 
 
+# Environment variables that point a workload at where its telemetry goes.
+SIDE_CHANNEL = re.compile(r"otel|otlp|jaeger|zipkin|datadog|^dd_|sentry|statsd|prometheus|"
+                          r"pushgateway|log|trac|metric|telemetry|apm", re.I)
+
+
 def callers_by_callee(facts: Facts) -> dict[Ref, set[Ref]]:
     """For each in-cluster workload named in another workload's log lines (by a host, or by
-    its hyphenated name as a word), who named it."""
+    its hyphenated name as a word) or configured as its callee (an environment variable of
+    its pods that holds the callee's in-cluster URL), who named it."""
     graph: dict[Ref, set[Ref]] = {}
+    for pod in facts.pods.values():
+        if (caller := pod_workload(facts, pod)) is None:
+            continue
+        for setting in (v for c in pod.containers for v in c.env):
+            name, _, value = setting.partition("=")
+            if SIDE_CHANNEL.search(name) or TELEMETRY_EXPORT.search(setting):
+                continue  # where it ships telemetry is not what it serves requests with
+            for host, port in hosts_in(value):
+                callee = target_workload(resolve(host, port, caller.namespace, facts), facts)
+                if callee is not None and callee != caller:
+                    graph.setdefault(callee, set()).add(caller)
     resolvers = list(servers(facts))
     for pattern in facts.patterns:
         text = f"{pattern.example} {pattern.template}"

@@ -17,6 +17,7 @@ import re
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
 from engines.analyzer.detectors._common import (
+    LOG_PATTERNS,
     LOG_SEARCH,
     LOG_TOOLS,
     PODS,
@@ -42,6 +43,7 @@ from engines.analyzer.detectors._targets import (
 )
 from engines.analyzer.detectors.certificate import TLS
 from engines.analyzer.detectors.exhaustion import PHRASES as EXHAUSTION
+from engines.analyzer.detectors.kernel import kernel_faults
 from engines.analyzer.detectors.network import RESOLUTION, service_fault
 from engines.analyzer.facts import Facts, Ref, Signals
 from engines.analyzer.scope import Scope
@@ -73,12 +75,16 @@ THROTTLED = ("too many requests", "rate limit exceeded", "rate limited", "rate-l
 WRITES_REFUSED = ("read-only transaction", "read only transaction", "read-only replica",
                   "read only replica", "--read-only option", "readonly you can't write",
                   "oom command not allowed", "used memory > 'maxmemory'")
-# An HTTP error status a line says an outside host answered ("-> 410 Gone", "status=503"):
+# An HTTP error status a line says an outside host answered ("-> 410 Gone", "status=503",
+# a status with its reason phrase: "404 Not Found"):
 # counted only when the line names a host outside the cluster, since a caller's own access
 # log prints the status it answered, not one it was given.
 _ANSWERED = re.compile(r"(?:->|=>|status[=: ]+|code[=: ]+|http/\d(?:\.\d)? |failed: |"
                        r"answered |returned |responded (?:with )?)\s*"
-                       r"(40[2348]|41[05]|429|5\d\d)\b")
+                       r"(40[2348]|41[05]|429|5\d\d)\b|"
+                       r"\b(?:40[2348]|41[05]|429|5\d\d) (?:not found|gone|forbidden|payment "
+                       r"required|request timeout|too many requests|internal server error|bad "
+                       r"gateway|service unavailable|gateway timeout)\b")
 # A database that answers "lock timeout" is reachable: it made the statement wait.
 LOCKS = ("lock timeout", "lock wait timeout", "locknotavailable", "deadlock detected",
          "could not obtain lock")
@@ -241,6 +247,10 @@ def is_proxy(facts: Facts, ref: Ref) -> bool:
     return bool(images) and all(any(p in image for p in PROXIES) for image in images)
 
 
+# What node agents ship from the kernels of the nodes (detectors/kernel.py reads it).
+KERNEL_LINES = {"text": "kernel", "since": "1h", "limit": 8}
+
+
 def _context_clues(facts: Facts, entry: Candidate, hosts: list[Target], *,
                    crashing: bool = False) -> None:
     """Where the dependency is, what the metrics say, and whether the caller is sick for
@@ -290,6 +300,12 @@ def _context_clues(facts: Facts, entry: Candidate, hosts: list[Target], *,
                                     f"see {caller.name}'s error rate and latency"))
     entry.followups.append(Followup(POLICIES, {"namespace": caller.namespace},
                                     f"rule out a NetworkPolicy that cuts {caller.name} off"))
+    if any(t.external for t in hosts) or not hosts:  # a node that drops packets times out all
+        entry.followups.append(Followup(LOG_PATTERNS, KERNEL_LINES,
+                                        "rule out a node whose kernel drops packets or hangs"))
+        if faults := kernel_faults(facts):
+            entry.demote(0.75, f"a node's kernel logs {faults[0][0].template[:60]!r}: the "
+                         "timeouts of the pods there would be that node's")
     for target in hosts:  # an address may be a pod's; a policy where the callee runs may cut it
         if target.in_cluster and target.namespace != caller.namespace:
             check = Followup(POLICIES, {"namespace": target.namespace}, "rule out a "

@@ -30,6 +30,7 @@ from engines.analyzer.detectors._common import (
     pattern_workloads,
     phrase_in,
 )
+from engines.analyzer.detectors.network import own_fault, remark_only
 from engines.analyzer.facts import ROLLING, Facts, Ref, as_dicts, as_strs, ref_of
 from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Observation
@@ -139,13 +140,15 @@ def _endpoints(facts: Facts, obs: Observation, namespace: str,
     service = str(obs.data.get("service") or "")
     ns, _, name = service.partition("/")
     for problem in as_strs(obs.data.get("problems")):
-        if "matches no pod" in problem or "targetPort" in problem or \
-                "selector also matches" in problem:
-            # a numeric port the pods do not declare may still be one they listen on
-            weight = 0.3 if problem.startswith("targetPort ") else 0.65
+        if own_fault([problem]):
+            # an undeclared numeric port or published not-ready pods: a remark alone, which
+            # the network detector already weighs against callers for a Service listed
+            if remark_only(problem) and (ns or namespace, name) in facts.services:
+                continue
+            weight = 0.3 if remark_only(problem) else 0.65
             _clue(found, "network", Ref("Service", ns or namespace, name), weight, problem, obs,
-                  f"Fix Service {ns}/{name} so that its selector and targetPort match the "
-                  "pods meant to serve it (their labels and container ports).")
+                  f"Fix Service {ns}/{name} so that its selector, targetPort and protocol "
+                  "match the pods meant to serve it (their labels and container ports).")
 
 
 READERS = {ADMISSION: _admission, CLAIMS: _claims, MOUNTS: _mounts, ENDPOINTS: _endpoints}

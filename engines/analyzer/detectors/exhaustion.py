@@ -27,6 +27,7 @@ from engines.analyzer.detectors._common import (
     recent_events,
 )
 from engines.analyzer.detectors._logs import Sighting, by_workload, sightings
+from engines.analyzer.detectors._targets import named
 from engines.analyzer.detectors.node_limits import FOLLOW, watcher_exhausted
 from engines.analyzer.facts import Facts, MetricRow, Ref, owns
 from engines.analyzer.scope import Scope
@@ -55,6 +56,14 @@ KINDS: dict[str, tuple[str, ...]] = {
                 "no idle workers", "all workers are busy", "all workers busy",
                 "worker pool exhausted", "worker pool is exhausted", "max_children",
                 "worker_connections are not enough"),
+    # a server at its own cap of client connections (websockets, streams) turns new ones away
+    "connection slots": ("connection limit reached", "connection limit exceeded",
+                         "max connections reached", "maximum connections reached",
+                         "max_connections reached", "connections limit reached"),
+    # channels multiplexed on one AMQP connection: the client that opens one per publish and
+    # never closes them uses up the budget it negotiated; the broker only enforces it
+    "channels": ("negotiated channel_max", "number of channels opened", "too many channels",
+                 "channel limit reached"),
     "disk space": ("no space left on device", "enospc", "disk full", "disk quota exceeded",
                    "not enough space", "insufficient disk space", "filesystem is full",
                    # a search or storage cluster saying its own disks are past their marks
@@ -108,6 +117,7 @@ _TROUBLE = re.compile(r"saturat|exhaust|busy|block|reject|full|starv|capacity|li
                       re.I)
 SERVER_FULL = ("too many clients", "too many connections", "remaining connection slots")
 PER_CLIENT = ("pg_stat_activity_count",)  # connections by application_name, usename, state
+PER_CONNECTION = frozenset({"channels"})  # a budget of each client connection, not the server's
 CLIENT_LABELS = ("application_name", "usename", "user", "client", "app")
 HOLDER_SHARE = 0.5  # a client holding at least half of the server's connections...
 HOLDER_LEAD = 2.0  # ...and twice as many as the next one
@@ -276,6 +286,20 @@ def _refused_by_server(ref: Ref, seen: Sequence[Sighting]) -> Candidate:
     return entry
 
 
+def _told_by_server(facts: Facts, grouped: dict[Ref, list[Sighting]]) -> dict[Ref, Sighting]:
+    """For each client, a server's line that blames it by name for using up a budget of its
+    own connection (channels): the server enforces the limit, the client exhausts it."""
+    told: dict[Ref, Sighting] = {}
+    for server, seen in grouped.items():
+        for sighting in seen:
+            if _kind(sighting.pattern.text) not in PER_CONNECTION:
+                continue
+            for client in named(sighting.pattern.text, server, facts):
+                if client in grouped:
+                    told.setdefault(client, sighting)
+    return told
+
+
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found = []
     victims = refused_callers(facts, scope)
@@ -283,12 +307,20 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     if holder is not None:
         found.append(holder)
     evicted = _own_limit_evictions(facts)
-    for ref, seen in by_workload(sightings(facts, scope, PHRASES, find=saturation)).items():
+    grouped = by_workload(sightings(facts, scope, PHRASES, find=saturation))
+    told = _told_by_server(facts, grouped)
+    for ref, seen in grouped.items():
         if all(_REMOTE.search(s.pattern.text) for s in seen):
             found.append(_refused_by_server(ref, seen))
             continue
-        entry = evicted.pop(ref, None) or Candidate("resource_exhaustion", ref)
         kind = _kind(seen[0].pattern.text)
+        if any(said.workload == ref for said in told.values()):
+            continue  # a server naming the client whose connection used its budget up
+        entry = evicted.pop(ref, None) or Candidate("resource_exhaustion", ref)
+        if (said := told.get(ref)) is not None:
+            entry.clues.append(Clue(0.3, f"{said.workload.name} refuses it for the same reason: "
+                                    f"{said.quote[:80]!r}", (said.quote, said.phrase),
+                                    said.pattern.source, LOG_TOOLS, f"exhausted-{kind}-server"))
         server = _serves(facts, ref)  # a server says so once; its clients fail on every call
         for sighting in seen[:3]:
             count = sighting.pattern.count

@@ -10,6 +10,7 @@ errors ("no such host", "NXDOMAIN") on names the cluster should resolve.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from engines.analyzer.candidates import Candidate, Clue, Followup
@@ -60,17 +61,31 @@ def names_service(sighting: Sighting, namespace: str, service: str, facts: Facts
 
 def service_fault(service: Service) -> str | None:
     """The Service's own fault among its problems: what it selects, targets or routes to."""
-    return next((p for p in service.problems if "matches no pod" in p or "targetPort" in p
+    return own_fault(service.problems)
+
+
+def own_fault(problems: Sequence[str]) -> str | None:
+    """The first of a Service's problems (k8s_list_services, k8s_service_endpoints) that is
+    its own doing: a selector that matches nothing or too much, a port the pods do not open
+    or open with another protocol, traffic kept on nodes or zones without its pods."""
+    return next((p for p in problems if "matches no pod" in p or "targetPort" in p
                  or "no selector" in p or NODE_LOCAL in p or ZONE_LOCAL in p
-                 or "selector also matches" in p), None)
+                 or "selector also matches" in p or " but the pods' port " in p
+                 or UNREADY_PUBLISHED in p), None)
 
 
-def _undeclared_only(fault: str) -> bool:
+UNREADY_PUBLISHED = "publishNotReadyAddresses: true"
+REMARK = 0.15  # a Service's remark (remark_only) that no caller's failure backs
+
+
+def remark_only(fault: str) -> bool:
     """A numeric targetPort the pods do not declare: the endpoints still carry it, and pods
     often listen on ports they never declare (a control plane's gRPC port), so without a
     caller that fails to reach it this is a remark, not the fault. A named targetPort the
-    pods lack leaves the port without endpoints: that is a fault by itself."""
-    return fault.startswith("targetPort ")
+    pods lack leaves the port without endpoints: that is a fault by itself. Not-ready pods
+    published behind a cluster IP only fail callers during rollouts: a remark too until a
+    caller is refused."""
+    return fault.startswith("targetPort ") or fault.startswith(UNREADY_PUBLISHED)
 
 
 def aliased(sighting: Sighting, facts: Facts) -> Service | None:
@@ -177,8 +192,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         callers = [s for s in calls if names_service(s, namespace, name, facts)]
         if serves_dns(service):  # the cluster's resolver: every DNS failure calls it
             callers += [s for s in sightings(facts, scope, DNS) if s.factor >= 0.3]
-        if not callers and _undeclared_only(fault):
-            entry.clues[0] = replace(entry.clues[0], weight=0.3)
+        if not callers and remark_only(fault):
+            entry.clues[0] = replace(entry.clues[0], weight=REMARK)
         for sighting in callers[:2]:
             entry.clues.append(Clue(0.3 * sighting.factor,
                                     f"{sighting.workload.name} cannot reach it: "
@@ -191,7 +206,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                      else f"Spread {name}'s pods over every zone (a topology spread "
                      f"constraint), turn on cross-zone load balancing, or set Service "
                      f"{namespace}/{name}'s externalTrafficPolicy to Cluster." if ZONE_LOCAL
-                     in fault else f"Fix the {what} of Service {namespace}/{name} so it "
+                     in fault else f"Remove publishNotReadyAddresses from Service "
+                     f"{namespace}/{name} (keep it only on a headless Service for peer "
+                     "discovery) so that starting and terminating pods leave its endpoints."
+                     if UNREADY_PUBLISHED in fault else f"Fix the {what} of Service "
+                     f"{namespace}/{name} so it "
                      "matches the labels and ports of the pods that should serve it (compare "
                      "with the pod template's labels), then check its endpoints fill up.")
         entry.followups.append(Followup(SERVICES, {"namespace": namespace, "name": name},

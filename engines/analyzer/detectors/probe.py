@@ -6,7 +6,8 @@ probe errored: an exec probe whose command the image lacks, which no fix of the
 application's health can cure),
 Killing events "failed liveness probe, will be restarted", containers Running but not
 Ready, kills with exit 137/143 that are not OOM, and a probe that changed in the latest
-revision. A 4xx answer says the probe asks the wrong path; a 5xx answer is the application
+revision. A 4xx answer says the probe asks the wrong path (401 or 403: a path that now
+asks for credentials); a 5xx answer is the application
 saying it is unwell, which is only the probe's fault when nothing else is wrong with it.
 Probe failures that only follow another death (OOM kills, crashes at start) are symptoms;
 the ranking demotes them against those causes. Failures that came only while pods started
@@ -85,6 +86,8 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             if (status := _STATUS.search(message)) is not None:
                 code = status.group(1)
                 answers.setdefault(ref, set()).add(code[0])
+                if code in ("401", "403"):
+                    answers[ref].add("auth")
                 weight += 0.05 if code.startswith("5") else 0.2
                 note += f" with HTTP {code}"
             elif f"{probe} probe errored" in message:
@@ -127,9 +130,11 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             entry.add(0.35, f"the latest revision changed it: {changed[0]}", (changed[0][:60],),
                       rollout.source, (t.ROLLOUT,), "probe-change")
         which = " and ".join(sorted(kinds.get(ref, {"readiness"}))).lower()
-        entry.fix = (f"Fix the {which} probe of {ref.kind} {ref.namespace}/{ref.name}: point it "
-                     "at the path and port the application serves, and give it an initial delay "
-                     "(or a startupProbe) longer than the start-up time.")
+        entry.fix = (f"Fix the {which} probe of {ref.kind} {ref.namespace}/{ref.name}: " + (
+            "its path now asks for credentials; exempt it from the authentication (or point "
+            "the probe at an unauthenticated health endpoint)." if "auth" in answers.get(ref, ())
+            else "point it at the path and port the application serves, and give it an initial "
+            "delay (or a startupProbe) longer than the start-up time."))
         entry.follow(t.DESCRIBE, ref.pod_args, f"compare {ref.name}'s probes with its ports")
         entry.follow(t.ROLLOUT, ref.workload_args, f"see whether {ref.name}'s probes changed")
         entry.follow(t.POD_LOGS, ref.pod_args, f"see whether {ref.name} serves at all")

@@ -17,12 +17,13 @@ the callee's own anomaly, no later, is the cause).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._routes import routes
-from engines.analyzer.detectors._targets import callers_by_callee
+from engines.analyzer.detectors._targets import callers_by_callee, hosts_in, resolve
 from engines.analyzer.facts import Facts, LogPattern, Ref, Revision, Rollout, parse_stamp
 from engines.analyzer.scope import Scope
 
@@ -55,6 +56,31 @@ def _new_errors(facts: Facts, ref: Ref, created: datetime) -> list[LogPattern]:
              and t.level_of(p) in ERROR_LEVELS and ref in t.pattern_workloads(p, facts)[:1]
              and _aligned(created, p.first)]
     return sorted(found, key=lambda p: -p.count)
+
+
+WORKED_FOR = timedelta(minutes=10)  # a new revision this long fine with a host did not break it
+
+
+def _served_first(facts: Facts, entry: Candidate, created: datetime, errors: LogPattern) -> None:
+    """New errors calling a host outside the cluster that the new revision called fine for
+    a while first (its lines about the host before the errors are not errors): the host
+    changed, not the revision. Until that has been read, a follow-up asks for those lines."""
+    ref = entry.culprit
+    hosts = [h for h, port in hosts_in(errors.text) if resolve(h, port, ref.namespace, facts)
+             .external]
+    if not hosts or errors.first is None or errors.first - created < WORKED_FOR:
+        return
+    fine = next((p.last for p in facts.patterns if hosts[0] in p.text.lower()
+                 and p.last is not None and t.level_of(p) not in ERROR_LEVELS
+                 and ref in t.pattern_workloads(p, facts)
+                 and created <= p.last <= errors.first and p.last - created >= WORKED_FOR), None)
+    if fine is None:
+        entry.follow(t.LOG_PATTERNS, {"namespace": ref.namespace, "service": ref.name,
+                                      "text": hosts[0], "level": "info"},
+                     f"see whether {ref.name}'s new revision called {hosts[0]} fine at first")
+        return
+    entry.demote(0.5, f"the new revision called {hosts[0]} fine for "
+                 f"{_ago(fine, created)} before these errors: {hosts[0]} changed")
 
 
 def _updated_in_place(rollout: Rollout, current: Revision) -> bool:
@@ -146,8 +172,10 @@ def _candidate(facts: Facts, scope: Scope, rollout: Rollout,
         entry.clues.append(Clue(weight, f"new errors since the rollout: {top.template[:90]} "
                                 f"(×{top.count})", (quote[:70], top.template[:50]), top.source,
                                 (t.LOG_PATTERNS, *t.LOG_TOOLS), "new-errors"))
+        _served_first(facts, entry, current.created, top)
     for found in (_named_by_victims(facts, rollout, current),
-                  _overloads_callee(facts, rollout, current, callers)):
+                  _overloads_callee(facts, rollout, current, callers),
+                  _unreadable_to_callers(facts, rollout, current, callers)):
         if found is not None:
             clue, victims = found
             entry.clues.append(clue)
@@ -209,6 +237,39 @@ def _named_by_victims(facts: Facts, rollout: Rollout,
     return Clue(weight, f"{victim.name}'s errors since the rollout name it at its new version "
                 f"{tag}: {top.template[:80]} (×{top.count})", (quote[:70], tag), top.source,
                 t.LOG_TOOLS, "named-by-victims"), tuple(dict.fromkeys(v for _, v in found))
+
+
+# A caller that cannot read what it is answered: the body's encoding or format changed.
+UNREADABLE = re.compile(r"invalid gzip header|not in gzip format|incorrect header check|"
+                        r"unexpected content-encoding|unsupported content-encoding|"
+                        r"(?:decode|decoding|unmarshal|deserializ\w*|parse|parsing) "
+                        r"(?:failed|error)|"
+                        r"(?:failed|unable|cannot|could not) (?:to )?(?:decode|unmarshal|"
+                        r"deserialize|parse)|invalid character .{1,8} looking for|"
+                        r"unexpected token .{1,8} in json|is not valid json|cannot unmarshal",
+                        re.IGNORECASE)
+
+
+def _unreadable_to_callers(facts: Facts, rollout: Rollout, current: Revision,
+                           callers_of: dict[Ref, set[Ref]]) -> tuple[Clue, tuple[Ref, ...]] | None:
+    """Callers whose new errors since this revision went live say they cannot read its
+    answers (a body compressed or shaped differently): what the revision answers changed,
+    and its own dashboards stay green since it answers 200."""
+    callers = callers_of.get(rollout.ref, set()) - {rollout.ref}
+    if current.created is None or not callers:
+        return None
+    found = [(p, owners[0]) for p in facts.patterns if p.first is not None and p.count >= 3
+             and t.level_of(p) in ERROR_LEVELS and (owners := t.pattern_workloads(p, facts))
+             and owners[0] in callers and p.first <= current.created + SHORTLY
+             and _aligned(current.created, p.first) and UNREADABLE.search(p.text)]
+    if not found:
+        return None
+    top, victim = max(found, key=lambda f: f[0].count)
+    match = UNREADABLE.search(top.text)
+    quote = t.snippet(top.example or top.template, match.group(0) if match else "", 60)
+    return Clue(0.45, f"{victim.name} cannot read its answers since the rollout: "
+                f"{top.template[:80]} (×{top.count})", (quote[:70],), top.source, t.LOG_TOOLS,
+                "unreadable-answers"), tuple(dict.fromkeys(v for _, v in found))
 
 
 LOAD_JUMP = 2.0  # a callee's request rate this many times higher right after the rollout
