@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.analyzer.detectors import dependency, kernel
+from engines.analyzer.detectors import dependency, kernel, node, probe
 from engines.analyzer.facts import Facts
 from engines.analyzer.transcript import Observation
 from tests.engines.analyzer.helpers import (
+    event,
+    events,
     facts_of,
     obs,
     pattern,
@@ -87,3 +89,25 @@ def test_an_application_line_that_mentions_a_lockup_is_not_the_kernel() -> None:
                          pod=AGENT_POD)),
         _pod(AGENT_POD, "logging", "DaemonSet/fluent-bit", NODE))
     assert kernel.detect(facts, scope_of(facts, REPORT)) == []
+
+
+def test_a_hung_node_explains_the_failing_probes_of_the_pods_it_hosts() -> None:
+    """Readiness probes that fail on a node whose kernel reports hung tasks answer slowly
+    because the node does: the node is the cause, the probes its victims."""
+    nodes = obs("k8s_list_nodes", {"total": 3, "with_problems": 1, "nodes": [
+        {"name": NODE, "ready": "True", "problems": [
+            "KernelDeadlock: kernel: INFO: task jbd2/nvme1n1-8:1187 blocked for more than "
+            "120 seconds. (since 2026-11-30T09:20:00Z)"]}]}, problems_only=True)
+    owner = "Deployment/orders-api → ReplicaSet/orders-api-9b7l4h6q2"
+    facts = facts_of(workloads(workload("orders-api", "shop", ready="2/3")), nodes,
+                     events(event("Unhealthy", f"Pod/{VICTIM_POD}",
+                                  "Readiness probe failed: Get http://10.1.2.3:8080/healthz: "
+                                  "context deadline exceeded", count=40,
+                                  first="2026-11-30T09:25:00Z (35m ago)")),
+                     _pod(VICTIM_POD, "shop", owner, NODE))
+    report = "orders-api timing out intermittently, a few pods not ready"
+    scope = scope_of(facts, report)
+    order = ranked(facts, report, [*node.detect(facts, scope), *probe.detect(facts, scope)])
+    assert (order[0].category, order[0].culprit.name) == ("node_failure", NODE)
+    probes = next(c for c in order if c.category == "probe_failure")
+    assert any("fails by itself" in why for why in probes.demoted_because)
