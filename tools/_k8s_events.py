@@ -68,7 +68,8 @@ def summarize_events(events: Sequence[KubeObject], now: datetime, limit: int,
         if with_namespace:
             row["namespace"] = namespace
         row |= {"count": group["count"], "last_seen": when(group["last"], now),
-                "message": shorten(_UID.sub("", str(group["message"])), 250 if warning else 120)}
+                "message": shorten(_UID.sub("", str(group["message"])), 320 if warning else 120,
+                                   ends=True)}
         if warning and group["count"] > 1 and group["first"] != group["last"]:
             row["first_seen"] = when(group["first"], now)
         rows.append((not warning, _negated(group["last"]), row))

@@ -369,11 +369,22 @@ def _allows_dns(rule: dict[str, Any]) -> bool:
     return not peers or any("namespaceSelector" in p or "ipBlock" in p for p in peers)
 
 
+def _exact_directory(host: str, path: dict[str, Any], target: str) -> list[str]:
+    """A path that ends in "/" (a directory, "/" itself) matched with pathType Exact: only
+    that one URL reaches the backend, every path below it falls to the controller's default
+    backend and gets 404. Meant as a prefix, it almost always is."""
+    where = str(path.get("path") or "/")
+    if path.get("pathType") != "Exact" or not where.endswith("/"):
+        return []
+    return [f"path {where} of {host} has pathType: Exact: only {where} itself reaches Service "
+            f"{target}; every path below it gets the default backend's 404"]
+
+
 @tool(describe=lambda a: f"Checking ingresses in {_where(a)}")
 async def k8s_list_ingresses(ctx: ToolContext, namespace: str | None = None) -> dict[str, Any]:
-    """List Ingresses: hosts and paths with their backend Service (missing backends flagged),
-    TLS hosts with the name of their certificate Secret, and the load balancer address.
-    Certificates themselves live in Secrets and are never read.
+    """List Ingresses: hosts and paths with their backend Service (missing backends, and
+    directories matched Exact, flagged), TLS hosts with the name of their certificate
+    Secret, and the load balancer address. Certificates live in Secrets, never read.
 
     Args:
         namespace: Namespace to list; omit for all namespaces.
@@ -390,7 +401,7 @@ async def k8s_list_ingresses(ctx: ToolContext, namespace: str | None = None) -> 
         if cls := spec.get("ingressClassName") or (meta(ingress).get("annotations") or {}).get(
                 "kubernetes.io/ingress.class"):
             row["class"] = cls
-        routes, missing = [], []
+        routes, missing, problems = [], [], []
         for rule in spec.get("rules") or []:
             for path in (rule.get("http") or {}).get("paths") or []:
                 backend = (path.get("backend") or {}).get("service") or {}
@@ -400,15 +411,16 @@ async def k8s_list_ingresses(ctx: ToolContext, namespace: str | None = None) -> 
                               f"{port.get('number') or port.get('name') or '?'}")
                 if target not in known:
                     missing.append(target)
+                problems += _exact_directory(rule.get("host", "*"), path, target)
         row["routes"] = cut(routes, 12)
         if tls := spec.get("tls"):
             row["tls"] = [{"hosts": t.get("hosts") or [], "secretName": t.get("secretName")}
                           for t in tls]
         address = ((ingress.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
         row["address"] = [a.get("ip") or a.get("hostname") for a in address] or "none yet"
-        if missing:
-            row["problems"] = [f"backend service {m} does not exist in {ns}"
-                               for m in dict.fromkeys(missing)]
+        problems += [f"backend service {m} does not exist in {ns}" for m in dict.fromkeys(missing)]
+        if problems:
+            row["problems"] = problems
         rows.append(row)
     result: dict[str, Any] = {"total": len(rows), "ingresses": cut(rows, 30)}
     if any("tls" in r for r in rows):

@@ -101,7 +101,7 @@ def _container(ctx: ToolContext, spec: dict[str, Any], state: dict[str, Any]) ->
                 "finished": when(terminated.get("finishedAt"), ctx.now),
             }
             if terminated.get("message"):
-                data["last_state"]["message"] = shorten(str(terminated["message"]), 200)
+                data["last_state"]["message"] = shorten(str(terminated["message"]), 200, ends=True)
         if state.get("image") and state.get("image") != spec.get("image"):
             data["running_image"] = state["image"]
     if spec.get("env"):
@@ -117,7 +117,7 @@ def _state(ctx: ToolContext, state: dict[str, Any]) -> dict[str, Any]:
     if waiting := state.get("waiting"):
         shown = {"waiting": waiting.get("reason") or "Waiting"}
         if waiting.get("message"):
-            shown["message"] = shorten(_UID.sub("", str(waiting["message"])), 200)
+            shown["message"] = shorten(_UID.sub("", str(waiting["message"])), 200, ends=True)
         return shown
     if terminated := state.get("terminated"):
         return {"terminated": termination_text(terminated, ctx.now)}

@@ -143,9 +143,29 @@ def round_to(value: float, digits: int = 3) -> float:
     return round(value, max(0, digits - 1 - floor(log10(abs(value)))))
 
 
-def shorten(text: str, limit: int = 300) -> str:
-    """One line of at most `limit` characters."""
+_QUOTED = re.compile(r'"([^"]{16,})"')
+TAIL = 60  # at most this much of the end of a message shortened at both ends
+
+
+def shorten(text: str, limit: int = 300, *, ends: bool = False) -> str:
+    """One line of at most `limit` characters. With `ends`, a long quoted name said again
+    is said once ("Failed to pull image "X": failed to resolve reference "X": ... 401
+    Unauthorized"), and if it is still too long its last words are kept too: a message that
+    nests its causes says why at its end."""
     flat = " ".join(text.split())
+    if ends and len(flat) > limit:
+        seen: set[str] = set()
+
+        def once(match: re.Match[str]) -> str:
+            if match.group(1) in seen:
+                return '"…"'
+            seen.add(match.group(1))
+            return match.group(0)
+
+        flat = _QUOTED.sub(once, flat)
+        if len(flat) > limit:  # still too long: the start, and the last words (the why)
+            tail = min(TAIL, limit // 4)
+            return f"{flat[: limit - tail - 3]} … {flat[len(flat) - tail:]}"
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

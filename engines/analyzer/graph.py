@@ -48,8 +48,9 @@ VICTIMS = {CALLS: frozenset({"dependency_failure", "bad_rollout", "resource_exha
                               "cpu_throttling", "autoscaling_limit"})}
 # A fault that names its victims (a NetworkPolicy that cuts pods off, a DNS server down)
 # also explains their crash loops: their last words are that fault's errors; and an issuer
-# that cannot sign explains its victims' bad certificates.
-VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop", "certificate"}
+# that cannot sign explains its victims' bad certificates, a credentials refresher that fails
+# its victims' refused pulls.
+VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop", "certificate", "image_pull"}
 ROLLOUT = "bad_rollout"
 LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 # Clues by which a candidate shows it harms what it affects (a revision that floods its

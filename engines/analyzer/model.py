@@ -103,6 +103,8 @@ def _plan(box: planner.Toolbox, transcript: Transcript, facts: Facts, scope: Sco
         if box.calls:
             return narrate.survey_thought(report, scope.symptoms)
     planner.suggested(box)
+    if looked_up := planner.unlisted(box, facts, report):
+        return narrate.lookup_thought(looked_up)
     if not transcript.called_tool(SIGNALS) and planner.sweep(box, facts, scope, ranked):
         return narrate.sweep_thought(len(box.calls))
     targets = planner.focus_targets(facts, scope, ranked)

@@ -77,6 +77,11 @@ def focus_thought(facts: Facts, scope: Scope, targets: Sequence[Ref],
                   "services and autoscalers."
 
 
+def lookup_thought(names: Sequence[str]) -> str:
+    return (f"The workload list was cut to fit; the report names {', '.join(names)}, which it "
+            "did not show: looking {} up by name.".format("it" if len(names) == 1 else "them"))
+
+
 def sweep_thought(count: int) -> str:
     return (f"The report names no workload I can match and nothing stands out yet; reading the "
             f"metrics of {count} application workloads to find the one whose errors, latency, "

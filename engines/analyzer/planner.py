@@ -9,6 +9,7 @@ schema knows, never an excluded namespace, and never a call already made.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Transcript
 from engines.model import ToolSpec
 from engines.short_catalog import LIST_TOOLS
+from tools.compress import LIST_NOTE
 
 MAX_CALLS = 12
 WINDOW_ARGUMENTS = frozenset({"since", "start", "end", "limit", "tail"})
@@ -97,6 +99,25 @@ def survey(box: Toolbox) -> None:
     box.call(t.NODES, {"problems_only": True}, "check for node problems")
     box.call(t.LOG_PATTERNS, {"since": "1h", "limit": 15}, "see which errors are logged")
     box.call(LIST_TOOLS, {}, "see which other tools there are")  # offered: a short catalog
+
+
+_NAMED = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-])")
+LOOKUPS = 2  # names the report says that a cut listing may have left out
+
+
+def unlisted(box: Toolbox, facts: Facts, report: str) -> list[str]:
+    """When the cluster-wide workload listing was cut to fit the observation budget, the
+    names the report says that it did not show (hyphenated, as workloads are named):
+    looked up one by one, so the report's own workloads are not lost to the cut."""
+    listings = [o for o in facts.observations if o.tool == t.WORKLOADS and o.ok
+                and not o.arguments.get("name") and LIST_NOTE in o.content]
+    if not listings:
+        return []
+    known = {r.name for r in facts.workloads} | {n for _, n in facts.services} | set(
+        facts.namespaces_seen)
+    said = [w for w in dict.fromkeys(_NAMED.findall(report.lower())) if w not in known]
+    return [w for w in said[:LOOKUPS] if box.call(t.WORKLOADS, {"name": w},
+                                                   f"look up {w}, which the report names")]
 
 
 def focus_targets(facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> list[Ref]:

@@ -360,3 +360,27 @@ async def test_not_ready_pods_published_behind_a_cluster_ip_are_flagged(tmp_path
     assert published in endpoints["problems"]
     headless = await call(ctx, "k8s_service_endpoints", namespace="lab", service="api-peers")
     assert published not in headless.get("problems", [])
+
+
+async def test_a_directory_matched_exact_by_an_ingress_is_flagged(tmp_path: Path) -> None:
+    """pathType Exact on "/" routes that one URL only: everything below it falls to the
+    default backend. An Exact match of a file-like path, and a Prefix "/", are fine."""
+    def ingress(name: str, paths: list[tuple[str, str]]) -> dict[str, Any]:
+        return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                "metadata": {"name": name, "namespace": "lab"},
+                "spec": {"rules": [{"host": f"{name}.example.com", "http": {"paths": [
+                    {"path": path, "pathType": kind, "backend": {"service": {
+                        "name": "results", "port": {"number": 80}}}} for path, kind in paths]}}]}}
+
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "results",
+                                                                   "namespace": "lab"},
+               "spec": {"selector": {"app": "results"}, "ports": [{"port": 80}]}}
+    folder = _with(_scenario(tmp_path), service,
+                   ingress("public", [("/", "Exact"), ("/healthz", "Exact")]),
+                   ingress("partners", [("/", "Prefix")]))
+    rows = {r["name"]: r for r in (await call(context(folder), "k8s_list_ingresses",
+                                              namespace="lab"))["ingresses"]}
+    assert rows["public"]["problems"] == [
+        "path / of public.example.com has pathType: Exact: only / itself reaches Service "
+        "results; every path below it gets the default backend's 404"]
+    assert "problems" not in rows["partners"]

@@ -11,13 +11,15 @@ _k8s_config.py, _k8s_endpoints.py), and each ends in findings or problems, said 
 - a client's trust bundle that changed after its pods loaded it, or whose certificates
   expired, is the client's certificate fault, not its server's;
 - a Service whose selector matches no pod, or whose targetPort no pod opens, is the
-  network fault its callers' failed calls show.
+  network fault its callers' failed calls show; so is an Ingress path to it that matches
+  only its exact directory.
 `detect` makes those candidates; `wanted` is the call that would show each, asked when a
 node's state calls for it (planner.hints).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from engines.analyzer.candidates import Candidate, Clue
@@ -25,6 +27,7 @@ from engines.analyzer.detectors._common import (
     ADMISSION,
     CLAIMS,
     ENDPOINTS,
+    INGRESSES,
     MOUNTS,
     level_of,
     pattern_workloads,
@@ -151,7 +154,27 @@ def _endpoints(facts: Facts, obs: Observation, namespace: str,
                   "match the pods meant to serve it (their labels and container ports).")
 
 
-READERS = {ADMISSION: _admission, CLAIMS: _claims, MOUNTS: _mounts, ENDPOINTS: _endpoints}
+_EXACT = re.compile(r"^path (\S+) of \S+ has pathType: Exact: only \S+ itself reaches Service "
+                    r"([a-z0-9][-a-z0-9.]*);")
+
+
+def _ingresses(facts: Facts, obs: Observation, namespace: str,
+               found: dict[tuple[str, Ref], Candidate]) -> None:
+    """An Ingress that routes only the exact directory it names: the requests below it get
+    the default backend's 404, the fault of the route to that Service, not of its pods."""
+    for row in as_dicts(obs.data.get("ingresses")):
+        ns = str(row.get("namespace") or namespace)
+        for problem in as_strs(row.get("problems")):
+            if (match := _EXACT.match(problem)) is None:
+                continue
+            _clue(found, "network", Ref("Service", ns, match.group(2)), 0.6, problem, obs,
+                  f"Set the pathType of Ingress {ns}/{row.get('name')}'s path {match.group(1)} "
+                  f"back to Prefix, so the paths below it reach Service {match.group(2)} again; "
+                  "its pods need no change.")
+
+
+READERS = {ADMISSION: _admission, CLAIMS: _claims, MOUNTS: _mounts, ENDPOINTS: _endpoints,
+           INGRESSES: _ingresses}
 
 
 def wanted(facts: Facts, ranked: Sequence[Candidate]) -> Iterable[tuple[str, dict[str, str],

@@ -1,12 +1,16 @@
 """image_pull: the image cannot be pulled (wrong name or tag, registry auth).
 
 Signals: containers waiting in ErrImagePull / ImagePullBackOff / InvalidImageName, and
-"Failed to pull image" events, whose message says why (not found, unauthorized...).
+"Failed to pull image" events, whose message says why (not found, unauthorized...). Pulls
+refused for want of valid credentials while the CronJob that renews the registry token
+fails are that CronJob's fault.
 """
 
 from __future__ import annotations
 
-from engines.analyzer.candidates import Candidate
+import re
+
+from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.facts import Facts, Ref
 from engines.analyzer.scope import Scope
@@ -74,4 +78,60 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.fix = _fix(ref, images.get(ref, ""), " ".join(messages.get(ref, [])))
         entry.follow(t.DESCRIBE, ref.pod_args, f"see why {ref.name}'s image does not pull")
         entry.follow(t.EVENTS, ref.object_args, f"read the pull errors of {ref.name}")
-    return [c for c in found.values() if c.clues]
+    denied = {r for r, said in messages.items() if t.phrase_in(" ".join(said), AUTH)}
+    registries = {_registry(images.get(r, "")) for r in denied} - {""}
+    refused = sorted((r for r in found if r in denied or _registry(images.get(r, ""))
+                      in registries), key=str)  # the same registry refuses them all
+    refresher = _failing_refresher(facts) if refused else None
+    return [c for c in found.values() if c.clues] + (
+        [_stale_credentials(refresher, refused, facts)] if refresher else [])
+
+
+# A scheduled job that renews registry credentials (short-lived registry tokens are written
+# into the pull Secrets every few hours): when its runs fail, the tokens in the Secrets
+# expire and every pull that needs them is refused, while running pods go on.
+REFRESHER = re.compile(r"cred|token|registry|pull-?secret|docker-?config|ecr|gcr|acr|"
+                       r"image-?pull", re.IGNORECASE)
+
+
+def _registry(image: str) -> str:
+    """The registry host of an image reference ("" for Docker Hub's short names)."""
+    first = image.split("/", 1)[0]
+    return first if "/" in image and ("." in first or ":" in first) else ""
+
+
+def _failing_refresher(facts: Facts) -> Ref | None:
+    """The CronJob whose name says it refreshes registry credentials and whose runs fail."""
+    for ref in sorted(facts.workloads, key=str):
+        if ref.kind != "CronJob" or not REFRESHER.search(ref.name):
+            continue
+        runs = [w for r, w in facts.workloads.items() if r.kind == "Job" and
+                r.namespace == ref.namespace and r.name.startswith(f"{ref.name}-")]
+        if any("BackoffLimitExceeded" in p or "failed" in p.lower() for w in runs
+               for p in w.problems):
+            return ref
+    return None
+
+
+def _stale_credentials(refresher: Ref, refused: list[Ref], facts: Facts) -> Candidate:
+    entry = Candidate("image_pull", refresher, affects=tuple(refused))
+    runs = sorted((r for r, w in facts.workloads.items() if r.kind == "Job"
+                   and r.name.startswith(f"{refresher.name}-") and w.problems), key=str)
+    failed = facts.workloads[runs[-1]] if runs else None
+    names = ", ".join(r.name for r in refused[:3])
+    entry.clues.append(Clue(0.55, f"registry credentials are refused for {names}, while "
+                            f"{refresher.name}, which renews them, fails", ("401", "unauthorized"),
+                            failed.source if failed else None, (t.WORKLOADS,), "stale-credentials"))
+    if failed is not None and failed.problems:
+        entry.clues.append(Clue(0.3, f"{runs[-1].name}: {failed.problems[0][:90]}",
+                                (failed.problems[0][:50],), failed.source, (t.WORKLOADS,),
+                                "refresher-fails"))
+    entry.fix = (f"Fix CronJob {refresher.namespace}/{refresher.name} (read why its last run "
+                 "failed: often the permission to get a registry token), then run it by hand "
+                 f"(`kubectl create job --from=cronjob/{refresher.name} -n "
+                 f"{refresher.namespace}`) so the pull Secrets get a valid token again; the "
+                 "registry is fine.")
+    if runs:
+        entry.follow(t.POD_LOGS, {"namespace": refresher.namespace, "pod": runs[-1].name},
+                     f"read why {refresher.name}'s last run failed")
+    return entry

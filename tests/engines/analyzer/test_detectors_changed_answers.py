@@ -7,8 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.analyzer.detectors import dependency, evidence, exhaustion, network, probe, rollout
+from engines.analyzer.detectors import (
+    dependency,
+    evidence,
+    exhaustion,
+    image,
+    network,
+    probe,
+    rollout,
+)
+from engines.analyzer.planner import Toolbox, unlisted
 from engines.analyzer.scope import EDGE_HINT
+from engines.analyzer.transcript import Transcript
+from engines.model import ToolSpec
 from tests.engines.analyzer.helpers import (
     event,
     events,
@@ -22,6 +33,7 @@ from tests.engines.analyzer.helpers import (
     workloads,
 )
 from tests.engines.analyzer.test_detectors_cluster import rollout_obs
+from tools.compress import LIST_NOTE
 
 DECODE = "pricing quote decode failed for INV-2291: invalid gzip header (Content-Encoding: gzip)"
 
@@ -184,3 +196,66 @@ def test_a_readiness_path_behind_auth_is_fixed_by_exempting_it() -> None:
               namespace="catalog", count=180)))
     (found,) = probe.detect(facts, scope_of(facts, "catalog-api rollout stuck"))
     assert "exempt it from the authentication" in found.fix
+
+
+def test_an_ingress_path_matched_exact_is_the_fault_of_the_route_to_its_service() -> None:
+    exact = ("path / of partners.example.com has pathType: Exact: only / itself reaches Service "
+             "partner-api; every path below it gets the default backend's 404")
+    listing = obs("k8s_list_ingresses", {"total": 1, "ingresses": [
+        {"name": "partner-api", "namespace": "partner-gateway",
+         "routes": ["partners.example.com/ → partner-api:8080"], "problems": [exact]}]})
+    facts = facts_of(workloads(workload("partner-api", "partner-gateway")), listing)
+    (found,) = evidence.detect(facts, scope_of(facts, "partner-api returns 404 for every call"))
+    assert (found.category, found.culprit.kind, found.culprit.namespace, found.culprit.name) == (
+        "network", "Service", "partner-gateway", "partner-api")
+    assert "back to Prefix" in found.fix
+
+
+def _pull_failures(*extra: Any) -> Any:
+    refused = ("Failed to pull image \"771.dkr.ecr.eu-central-1.amazonaws.com/orders/checkout:4.2"
+               "\": failed to resolve reference: pulling from host failed: 401 Unauthorized")
+    return facts_of(
+        workloads(workload("checkout", "orders", ready="3/5",
+                           pods={"statuses": {"ImagePullBackOff": 2, "Running": 3}},
+                           images=["771.dkr.ecr.eu-central-1.amazonaws.com/orders/checkout:4.2"]),
+                  workload("label-printer", "fulfillment", ready="0/1",
+                           pods={"statuses": {"ErrImagePull": 1}},
+                           images=["771.dkr.ecr.eu-central-1.amazonaws.com/ful/label:1.9"]),
+                  workload("ecr-cred-refresher", "platform-ops", kind="CronJob"),
+                  workload("ecr-cred-refresher-29916360", "platform-ops", kind="Job",
+                           problems=["Failed=True BackoffLimitExceeded: Job has reached the "
+                                     "specified backoff limit"]), *extra),
+        events(event("Failed", "Pod/checkout-5d6f7-abcde", refused, namespace="orders")))
+
+
+def test_refused_pulls_while_the_credentials_refresher_fails_blame_the_refresher() -> None:
+    facts = _pull_failures()
+    report = "checkout's new pods are stuck in ImagePullBackOff with 401, is ECR down?"
+    found = image.detect(facts, scope_of(facts, report))
+    refresher = next(c for c in found if c.culprit.kind == "CronJob")
+    assert refresher.culprit.name == "ecr-cred-refresher"
+    assert sorted(r.name for r in refresher.affects) == ["checkout", "label-printer"], \
+        "the same registry refuses both"
+    order = ranked(facts, report, found)
+    assert order[0].culprit.name == "ecr-cred-refresher"
+    healthy = facts_of(*[o for o in facts.observations if o.tool != "k8s_list_workloads"],
+                       workloads(workload("checkout", "orders", ready="3/5",
+                                          pods={"statuses": {"ImagePullBackOff": 2}}),
+                                 workload("ecr-cred-refresher", "platform-ops", kind="CronJob")))
+    assert all(c.culprit.kind != "CronJob" for c in image.detect(
+        healthy, scope_of(healthy, report))), "a refresher whose runs succeed is not blamed"
+
+
+def test_names_a_cut_workload_listing_left_out_are_looked_up() -> None:
+    listing = obs("k8s_list_workloads", {"namespace": "all", "total": 14, "workloads": [
+        workload("coredns", "kube-system"), f"… 13 {LIST_NOTE}"]})
+    report = "every call to partners.example.com 404s since partner-api 3.4.0 went out"
+    specs = {"k8s_list_workloads": ToolSpec("k8s_list_workloads", "", {"properties": {
+        "name": {}, "namespace": {}}})}
+    box = Toolbox(specs, Transcript(), frozenset())
+    assert unlisted(box, facts_of(listing), report) == ["partner-api"]
+    assert box.calls[0][:2] == ("k8s_list_workloads", {"name": "partner-api"})
+    whole = obs("k8s_list_workloads", {"namespace": "all", "total": 1,
+                                       "workloads": [workload("coredns", "kube-system")]})
+    assert unlisted(Toolbox(specs, Transcript(), frozenset()), facts_of(whole), report) == [], \
+        "a listing that was not cut shows every name there is"
