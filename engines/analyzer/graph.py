@@ -54,9 +54,10 @@ VICTIMS[HURTS] = VICTIMS[CALLS] | {"crash_loop", "certificate", "image_pull"}
 ROLLOUT = "bad_rollout"
 LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 # Clues by which a candidate shows it harms what it affects (a revision that floods its
-# callee, whose new output its consumers reject, that starves its neighbours of CPU).
+# callee, whose new output its consumers reject, that starves its neighbours of CPU; a
+# client that holds most of a database's connections).
 HARMS = frozenset({"overloads-callee", "named-by-victims", "starved-neighbours",
-                   "unreadable-answers"})
+                   "unreadable-answers", "holds-connections"})
 # A node's own fault (hung I/O, lost network, pressure) also explains the failing probes of
 # the pods it hosts: they answer slowly or not at all because the node does.
 NODE_VICTIMS = frozenset({"probe_failure"})

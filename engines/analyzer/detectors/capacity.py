@@ -15,7 +15,8 @@ from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
 from engines.analyzer.detectors._common import pod_workload, signal_change
 from engines.analyzer.detectors.dns import failing_callers
-from engines.analyzer.facts import Facts, Ref, parse_stamp
+from engines.analyzer.facts import Autoscaler, Facts, Ref, parse_stamp
+from engines.analyzer.graph import METRICS_API, METRICS_SERVERS
 from engines.analyzer.scope import Scope
 
 ALONGSIDE = timedelta(minutes=15)  # throttling and trouble that began together
@@ -83,6 +84,10 @@ def _throttling(facts: Facts, scope: Scope) -> list[Candidate]:
 
 def _autoscaling(facts: Facts) -> list[Candidate]:
     found = []
+    blind = [hpa for hpa in facts.autoscalers.values()
+             if any(phrase in p.lower() for p in hpa.problems for phrase in METRICS_API)]
+    if blind and (server := _idle_metrics_server(facts)) is not None:
+        found.append(_metrics_gone(facts, server, blind))
     for (namespace, name), hpa in facts.autoscalers.items():
         if not hpa.at_max or hpa.target is None:
             continue
@@ -114,3 +119,50 @@ def _autoscaling(facts: Facts) -> list[Candidate]:
         entry.follow(t.SIGNALS, target.workload_args, f"see how saturated {target.name} is")
         found.append(entry)
     return found
+
+
+def _idle_metrics_server(facts: Facts) -> Ref | None:
+    """The server of the resource metrics API when it runs no ready pod (scaled to zero,
+    crashing): every autoscaler that reads CPU or memory is blind without it."""
+    for ref, workload in sorted(facts.workloads.items(), key=lambda kv: str(kv[0])):
+        if any(n in ref.name for n in METRICS_SERVERS) and ref.kind in ("Deployment",
+                                                                         "StatefulSet") \
+                and not workload.ready:
+            return ref
+    return None
+
+
+def _metrics_gone(facts: Facts, server: Ref, blind: list[Autoscaler]) -> Candidate:
+    """Autoscalers that cannot read the resource metrics stay where they are (at their
+    minimum) while their workloads saturate: the metrics server that is down is the limit."""
+    targets = tuple(dict.fromkeys(r for hpa in blind if (r := _target(facts, hpa)) is not None))
+    entry = Candidate("autoscaling_limit", server, affects=targets)
+    problem = next(p for hpa in blind for p in hpa.problems
+                   if any(phrase in p.lower() for phrase in METRICS_API))
+    names = ", ".join(hpa.name for hpa in blind[:3])
+    entry.add(0.5, f"{len(blind)} autoscaler(s) ({names}) cannot read resource metrics: "
+              f"{problem[:90]}", (problem[:60],), blind[0].source, (t.AUTOSCALERS,),
+              "hpa-blind")
+    workload = facts.workloads[server]
+    entry.add(0.3, f"{server.name} runs no ready pod ({workload.ready or 0}/"
+              f"{workload.desired or 0})", (server.name,), workload.source, (t.WORKLOADS,),
+              "metrics-server-down")
+    for target in targets[:2]:
+        signals = facts.signals_of(target)
+        if signals is not None and (signals.get("latency").get("abnormal") or
+                                    signals.get("cpu").get("abnormal")):
+            entry.add(0.2, f"{target.name} saturates without scaling out",
+                      ("p99 rose", "CPU"), signals.source, (t.SIGNALS,), "blind-saturated")
+            break
+    entry.fix = (f"Bring {server.kind} {server.namespace}/{server.name} back (scale it up, "
+                 "fix what keeps it from running) so the autoscalers read CPU and memory again "
+                 "and scale out; the saturated workloads need no change.")
+    entry.follow(t.ROLLOUT, server.workload_args, f"see what changed in {server.name}")
+    return entry
+
+
+def _target(facts: Facts, hpa: Autoscaler) -> Ref | None:
+    if hpa.target is None:
+        return None
+    return next((r for r in facts.workloads if r.namespace == hpa.namespace
+                 and r.name == hpa.target.name), hpa.target)

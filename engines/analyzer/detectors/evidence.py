@@ -33,7 +33,7 @@ from engines.analyzer.detectors._common import (
     pattern_workloads,
     phrase_in,
 )
-from engines.analyzer.detectors.network import own_fault, remark_only
+from engines.analyzer.detectors.network import own_fault, remark_only, scaled_to_zero
 from engines.analyzer.facts import ROLLING, Facts, Ref, as_dicts, as_strs, ref_of
 from engines.analyzer.scope import Scope
 from engines.analyzer.transcript import Observation
@@ -149,6 +149,8 @@ def _endpoints(facts: Facts, obs: Observation, namespace: str,
             if remark_only(problem) and (ns or namespace, name) in facts.services:
                 continue
             weight = 0.3 if remark_only(problem) else 0.65
+            if "matches no pod" in problem and scaled_to_zero(facts, ns or namespace, name):
+                weight = 0.2  # the workload is scaled to zero: it is what is down
             _clue(found, "network", Ref("Service", ns or namespace, name), weight, problem, obs,
                   f"Fix Service {ns}/{name} so that its selector, targetPort and protocol "
                   "match the pods meant to serve it (their labels and container ports).")

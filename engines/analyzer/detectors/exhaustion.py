@@ -161,10 +161,19 @@ def _clients(rows: list[MetricRow]) -> dict[str, float]:
 
 
 def _workload_of_client(facts: Facts, client: str) -> Ref | None:
-    """The workload a database client names: the same name, or one generated from it."""
-    refs = sorted(facts.workloads, key=str)
-    return next((r for r in refs if r.name == client), None) or next(
-        (r for r in refs if owns(r.name, client) or owns(client, r.name)), None)
+    """The workload a database client names: the same name, one generated from it, or a
+    role named after its namespace and a part of its name ("billing_export" for billing's
+    invoice-export). Roles spell with underscores what workloads spell with hyphens."""
+    refs = sorted((r for r in facts.workloads if r.kind != "Job"), key=str)
+    name = client.lower().replace("_", "-")
+    found = next((r for r in refs if r.name == name), None) or next(
+        (r for r in refs if owns(r.name, name) or owns(name, r.name)), None)
+    if found is not None:
+        return found
+    parts = [p for p in name.split("-") if p]
+    qualified = [r for r in refs if len(parts) > 1 and parts[0] == r.namespace
+                 and set(parts[1:]) <= set(r.name.split("-"))]
+    return qualified[0] if len(qualified) == 1 else None
 
 
 def _holder(facts: Facts, victims: tuple[Ref, ...]) -> Candidate | None:

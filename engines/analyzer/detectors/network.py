@@ -78,6 +78,12 @@ UNREADY_PUBLISHED = "publishNotReadyAddresses: true"
 REMARK = 0.15  # a Service's remark (remark_only) that no caller's failure backs
 
 
+def scaled_to_zero(facts: Facts, namespace: str, name: str) -> bool:
+    """Whether the workload a Service is named after asks for no pods (scaled to zero)."""
+    same = [w for r, w in facts.workloads.items() if r.namespace == namespace and r.name == name]
+    return bool(same) and all(w.desired == 0 for w in same)
+
+
 def remark_only(fault: str) -> bool:
     """A numeric targetPort the pods do not declare: the endpoints still carry it, and pods
     often listen on ports they never declare (a control plane's gRPC port), so without a
@@ -189,6 +195,9 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                                               "it selects are ready" if serving else "")
         entry.clues.append(Clue(weight, note, (fault[:60],), service.source, (SERVICES,),
                                 "service-fault"))
+        if "matches no pod" in fault and scaled_to_zero(facts, namespace, name):
+            entry.demote(0.4, f"its workload {name} runs no pods: the selector has nothing "
+                         "to match, the workload is what is down")
         callers = [s for s in calls if names_service(s, namespace, name, facts)]
         if serves_dns(service):  # the cluster's resolver: every DNS failure calls it
             callers += [s for s in sightings(facts, scope, DNS) if s.factor >= 0.3]

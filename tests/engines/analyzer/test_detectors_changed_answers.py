@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from engines.analyzer.detectors import (
+    capacity,
     dependency,
     evidence,
     exhaustion,
@@ -259,3 +260,29 @@ def test_names_a_cut_workload_listing_left_out_are_looked_up() -> None:
                                        "workloads": [workload("coredns", "kube-system")]})
     assert unlisted(Toolbox(specs, Transcript(), frozenset()), facts_of(whole), report) == [], \
         "a listing that was not cut shows every name there is"
+
+
+def test_autoscalers_blind_while_the_metrics_server_is_scaled_to_zero_blame_it() -> None:
+    blind = ("ScalingActive=False FailedGetResourceMetric: the HPA was unable to compute the "
+             "replica count: unable to get metrics for resource cpu")
+    hpas = obs("k8s_list_autoscalers", {"total": 1, "autoscalers": [
+        {"name": "search-api", "namespace": "catalog", "target": "Deployment/search-api",
+         "min": 3, "max": 30, "desired": 3, "at_max": False, "problems": [blind]}]})
+    services = obs("k8s_list_services", {"namespace": "kube-system", "total": 1, "services": [
+        {"name": "metrics-server", "type": "ClusterIP", "selector": "app=metrics-server",
+         "pods": "0 ready of 0 matching", "endpoints": {"ready": 0, "not_ready": 0},
+         "problems": ["selector app=metrics-server matches no pod in the namespace"]}]},
+        namespace="kube-system")
+    facts = facts_of(workloads(workload("search-api", "catalog"),
+                               workload("metrics-server", "kube-system", ready="0/0")),
+                     hpas, services)
+    report = "search-api is melting, p99 over 3s"
+    scope = scope_of(facts, report)
+    found = capacity.detect(facts, scope)
+    assert [(c.category, c.culprit.name) for c in found] == [("autoscaling_limit",
+                                                              "metrics-server")]
+    assert [r.name for r in found[0].affects] == ["search-api"]
+    (service,) = network.detect(facts, scope)
+    assert any("runs no pods" in why for why in service.demoted_because)
+    order = ranked(facts, report, [*found, service])
+    assert order[0].category == "autoscaling_limit"

@@ -327,3 +327,25 @@ def test_a_caller_that_only_relays_a_callees_own_failure_is_demoted() -> None:
     assert categories(found)[0] == ("resource_exhaustion", "bid-journal")
     relay = next(c for c in found if c.category == "dependency_failure")
     assert any("fails by itself" in why for why in relay.demoted_because)
+
+
+def test_a_database_role_named_after_a_namespace_and_a_part_names_its_batch_workload() -> None:
+    """Roles spell with underscores what workloads spell with hyphens, and are often named
+    after the team's namespace: "billing_export" is billing's invoice-export CronJob, which
+    holds the connections even while the database it calls logs its refusals."""
+    rows = [("billing_export", "idle", 178.0), ("desk_booking", "idle", 12.0),
+            ("door-access", "idle", 8.0)]
+    held = obs("metrics_query", {
+        "metric": "pg_stat_activity_count", "series": len(rows), "values": "raw values",
+        "common_labels": {"namespace": "workspace", "pod": "workspace-db-0"},
+        "by_series": [{"labels": {"usename": app, "state": state}, "min": value - 10,
+                       "mean": value - 5, "max": value, "last": value}
+                      for app, state, value in rows]}, metric="pg_stat_activity_count")
+    facts = desks(held, workloads(workload("invoice-export", "billing", kind="CronJob"),
+                                  workload("desk-booking", "workspace"),
+                                  workload("door-access", "workspace"),
+                                  workload("workspace-db", "workspace", kind="StatefulSet")))
+    report = "desk bookings fail every second or third attempt"
+    found = ranked(facts, report, run_detectors(facts, scope_of(facts, report)))
+    assert categories(found)[0] == ("resource_exhaustion", "invoice-export")
+    assert found[0].penalty == 1.0, "what it holds does not explain it"
