@@ -21,12 +21,8 @@ from tools._k8s_common import (
     selector_matches,
     selector_text,
 )
-from tools._k8s_network import (
-    _rule_text,
-    protocol_mismatches,
-    stray_workloads,
-    unready_published,
-)
+from tools._k8s_network import _rule_text
+from tools._k8s_service_checks import protocol_mismatches, stray_workloads, unready_published
 from tools._k8s_templates import containers_of
 from tools._toolkit import check_namespace, cut, finish
 from tools.context import ToolContext

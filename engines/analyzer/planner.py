@@ -116,8 +116,11 @@ def unlisted(box: Toolbox, facts: Facts, report: str) -> list[str]:
     known = {r.name for r in facts.workloads} | {n for _, n in facts.services} | set(
         facts.namespaces_seen)
     said = [w for w in dict.fromkeys(_NAMED.findall(report.lower())) if w not in known]
-    return [w for w in said[:LOOKUPS] if box.call(t.WORKLOADS, {"name": w},
-                                                   f"look up {w}, which the report names")]
+    looked_up = []
+    for name in said[:LOOKUPS]:
+        if box.call(t.WORKLOADS, {"name": name}, f"look up {name}, which the report names"):
+            looked_up.append(name)
+    return looked_up
 
 
 def focus_targets(facts: Facts, scope: Scope, ranked: Sequence[Candidate]) -> list[Ref]:

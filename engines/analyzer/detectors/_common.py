@@ -136,6 +136,20 @@ def batch_owner(facts: Facts, ref: Ref) -> Ref:
     return max(crons, key=lambda r: len(r.name)) if crons else ref
 
 
+def hosted(facts: Facts, node: str) -> list[Ref]:
+    """The workloads with a known pod on this node: a node's fault reaches them."""
+    return sorted({ref for pod in facts.pods.values() if pod.node == node
+                   and (ref := pod_workload(facts, pod)) is not None}, key=str)
+
+
+def failed_runs(facts: Facts, cronjob: Ref) -> list[Ref]:
+    """The Jobs of a CronJob that failed (BackoffLimitExceeded, failed pods), oldest first."""
+    return sorted((r for r, w in facts.workloads.items() if r.kind == "Job"
+                   and batch_owner(facts, r) == cronjob and any(
+                       "BackoffLimitExceeded" in p or "failed" in p.lower() for p in w.problems)),
+                  key=str)
+
+
 def pod_workload(facts: Facts, pod: Pod) -> Ref | None:
     ref = pod.owner if pod.owner and pod.owner.kind != "ReplicaSet" else \
         facts.workload_of_pod(pod.namespace, pod.name) or pod.owner

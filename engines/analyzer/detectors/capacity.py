@@ -84,15 +84,12 @@ def _throttling(facts: Facts, scope: Scope) -> list[Candidate]:
 
 def _autoscaling(facts: Facts) -> list[Candidate]:
     found = []
-    blind = [hpa for hpa in facts.autoscalers.values()
-             if any(phrase in p.lower() for p in hpa.problems for phrase in METRICS_API)]
+    blind = [hpa for hpa in facts.autoscalers.values() if _blind(hpa)]
     if blind and (server := _idle_metrics_server(facts)) is not None:
         found.append(_metrics_gone(facts, server, blind))
     for (namespace, name), hpa in facts.autoscalers.items():
-        if not hpa.at_max or hpa.target is None:
+        if not hpa.at_max or (target := _target(facts, hpa)) is None:
             continue
-        target = next((r for r in facts.workloads if r.namespace == namespace
-                       and r.name == hpa.target.name), hpa.target)
         entry = Candidate("autoscaling_limit", target)
         limited = [p for p in hpa.problems if "ScalingLimited" in p or "TooManyReplicas" in p]
         weight = 0.55 if limited else 0.2
@@ -137,8 +134,7 @@ def _metrics_gone(facts: Facts, server: Ref, blind: list[Autoscaler]) -> Candida
     minimum) while their workloads saturate: the metrics server that is down is the limit."""
     targets = tuple(dict.fromkeys(r for hpa in blind if (r := _target(facts, hpa)) is not None))
     entry = Candidate("autoscaling_limit", server, affects=targets)
-    problem = next(p for hpa in blind for p in hpa.problems
-                   if any(phrase in p.lower() for phrase in METRICS_API))
+    problem = next(p for hpa in blind if (p := _blind(hpa)))
     names = ", ".join(hpa.name for hpa in blind[:3])
     entry.add(0.5, f"{len(blind)} autoscaler(s) ({names}) cannot read resource metrics: "
               f"{problem[:90]}", (problem[:60],), blind[0].source, (t.AUTOSCALERS,),
@@ -161,7 +157,13 @@ def _metrics_gone(facts: Facts, server: Ref, blind: list[Autoscaler]) -> Candida
     return entry
 
 
+def _blind(hpa: Autoscaler) -> str:
+    """The autoscaler's problem that says it cannot read the resource metrics, if any."""
+    return next((p for p in hpa.problems if any(n in p.lower() for n in METRICS_API)), "")
+
+
 def _target(facts: Facts, hpa: Autoscaler) -> Ref | None:
+    """The workload an autoscaler scales, as listed (its kind as the cluster has it)."""
     if hpa.target is None:
         return None
     return next((r for r in facts.workloads if r.namespace == hpa.namespace

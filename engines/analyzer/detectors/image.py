@@ -102,36 +102,26 @@ def _registry(image: str) -> str:
 
 def _failing_refresher(facts: Facts) -> Ref | None:
     """The CronJob whose name says it refreshes registry credentials and whose runs fail."""
-    for ref in sorted(facts.workloads, key=str):
-        if ref.kind != "CronJob" or not REFRESHER.search(ref.name):
-            continue
-        runs = [w for r, w in facts.workloads.items() if r.kind == "Job" and
-                r.namespace == ref.namespace and r.name.startswith(f"{ref.name}-")]
-        if any("BackoffLimitExceeded" in p or "failed" in p.lower() for w in runs
-               for p in w.problems):
-            return ref
-    return None
+    return next((ref for ref in sorted(facts.workloads, key=str) if ref.kind == "CronJob"
+                 and REFRESHER.search(ref.name) and t.failed_runs(facts, ref)), None)
 
 
 def _stale_credentials(refresher: Ref, refused: list[Ref], facts: Facts) -> Candidate:
     entry = Candidate("image_pull", refresher, affects=tuple(refused))
-    runs = sorted((r for r, w in facts.workloads.items() if r.kind == "Job"
-                   and r.name.startswith(f"{refresher.name}-") and w.problems), key=str)
-    failed = facts.workloads[runs[-1]] if runs else None
+    last = t.failed_runs(facts, refresher)[-1]
+    failed = facts.workloads[last]
     names = ", ".join(r.name for r in refused[:3])
     entry.clues.append(Clue(0.55, f"registry credentials are refused for {names}, while "
                             f"{refresher.name}, which renews them, fails", ("401", "unauthorized"),
-                            failed.source if failed else None, (t.WORKLOADS,), "stale-credentials"))
-    if failed is not None and failed.problems:
-        entry.clues.append(Clue(0.3, f"{runs[-1].name}: {failed.problems[0][:90]}",
-                                (failed.problems[0][:50],), failed.source, (t.WORKLOADS,),
-                                "refresher-fails"))
+                            failed.source, (t.WORKLOADS,), "stale-credentials"))
+    entry.clues.append(Clue(0.3, f"{last.name}: {failed.problems[0][:90]}",
+                            (failed.problems[0][:50],), failed.source, (t.WORKLOADS,),
+                            "refresher-fails"))
     entry.fix = (f"Fix CronJob {refresher.namespace}/{refresher.name} (read why its last run "
                  "failed: often the permission to get a registry token), then run it by hand "
                  f"(`kubectl create job --from=cronjob/{refresher.name} -n "
                  f"{refresher.namespace}`) so the pull Secrets get a valid token again; the "
                  "registry is fine.")
-    if runs:
-        entry.follow(t.POD_LOGS, {"namespace": refresher.namespace, "pod": runs[-1].name},
-                     f"read why {refresher.name}'s last run failed")
+    entry.follow(t.POD_LOGS, {"namespace": refresher.namespace, "pod": last.name},
+                 f"read why {refresher.name}'s last run failed")
     return entry

@@ -21,6 +21,7 @@ from engines.analyzer.detectors._common import (
     LOG_TOOLS,
     NODES,
     PODS,
+    hosted,
     level_of,
     pattern_workloads,
 )
@@ -94,9 +95,7 @@ def _victims(facts: Facts, node: str, entry: Candidate) -> None:
         if nodes == {node} and (owners := pattern_workloads(pattern, facts)) and \
                 owners[0].kind != "DaemonSet":
             victims.setdefault(owners[0], pattern)
-    hosted = {ref for pod in facts.pods.values() if pod.node == node
-              and (ref := facts.workload_of_pod(pod.namespace, pod.name)) is not None}
-    entry.affects = tuple(dict.fromkeys([*victims, *sorted(hosted, key=str)]))
+    entry.affects = tuple(dict.fromkeys([*victims, *hosted(facts, node)]))
     if victims:
         pattern = next(iter(victims.values()))
         names = ", ".join(r.name for r in list(victims)[:3])

@@ -98,9 +98,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
             entry.add(0.3, f"pod {pod.name} on {pod.node} is {pod.status}", (pod.name, pod.status),
                       pod.source, (t.PODS,), "pod-on-node")
     for name, entry in found.items():
-        hosted = {ref for pod in facts.pods.values() if pod.node == name
-                  if (ref := t.pod_workload(facts, pod)) is not None}
-        entry.affects = tuple(dict.fromkeys(entry.affects + tuple(sorted(hosted, key=str))))
+        entry.affects = tuple(dict.fromkeys((*entry.affects, *t.hosted(facts, name))))
         clock = any(re.search(r"ntp|clock|time ?sync", c.topic, re.IGNORECASE)
                     for c in entry.clues)
         entry.fix = (f"Bring node {name}'s clock back in sync (restart its NTP/chrony service, "
