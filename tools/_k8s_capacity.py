@@ -27,8 +27,9 @@ async def k8s_list_autoscalers(
     ctx: ToolContext, namespace: str | None = None
 ) -> dict[str, Any]:
     """List HorizontalPodAutoscalers: target workload, min/max, current and desired replicas,
-    whether it sits at its maximum, each metric's current value against its target, and
-    conditions that limit scaling (ScalingLimited, AbleToScale, ScalingActive).
+    whether it sits at its maximum, each metric's current value against its target, its
+    scale-up rate policy (behavior.scaleUp), and conditions that limit scaling
+    (ScalingLimited, AbleToScale, ScalingActive).
 
     Args:
         namespace: Namespace to list; omit for all namespaces.
@@ -54,6 +55,8 @@ def _autoscaler_row(hpa: KubeObject, *, with_namespace: bool) -> dict[str, Any]:
             "max": maximum, "current": current, "desired": desired,
             "at_max": maximum is not None and current >= maximum}
     row["metrics"] = _metrics(spec, status)
+    if rate := _scale_up_rate(spec):
+        row["scale_up"] = rate
     problems = []
     for item in status.get("conditions") or []:
         kind, state = item.get("type"), item.get("status")
@@ -64,6 +67,10 @@ def _autoscaler_row(hpa: KubeObject, *, with_namespace: bool) -> dict[str, Any]:
                             f"{shorten(str(item.get('message', '')), 200)}")
     if row["at_max"] and any(_over_target(m) for m in row["metrics"]):
         problems.append("at its maximum while a metric is above target: it cannot add capacity")
+    elif rate and any("ScaleUpLimited" in p for p in problems) and any(
+            _over_target(m) for m in row["metrics"]):
+        problems.append(f"below its maximum but held to {rate} (behavior.scaleUp) while a "
+                        "metric is above target: it adds capacity slower than the load grows")
     if problems:
         row["problems"] = problems
     return row
@@ -90,6 +97,20 @@ def _metrics(spec: dict[str, Any], status: dict[str, Any]) -> list[str]:
             key = "averageValue" if "averageValue" in target else "value"
             shown.append(f"{name} {current.get(key, '?')} / target {target.get(key, '?')}")
     return shown
+
+
+def _scale_up_rate(spec: dict[str, Any]) -> str:
+    """The scale-up policies of autoscaling/v2's `behavior`, as "1 pod per 300s" (several
+    joined by the selectPolicy that picks among them); "" when the defaults apply."""
+    scale_up = (spec.get("behavior") or {}).get("scaleUp") or {}
+    policies = [p for p in scale_up.get("policies") or [] if isinstance(p, dict)]
+    if not policies:
+        return ""
+    shown = [f"{p.get('value')}{'%' if p.get('type') == 'Percent' else ' pod'}"
+             f"{'s' if p.get('type') == 'Pods' and p.get('value') != 1 else ''} per "
+             f"{p.get('periodSeconds')}s" for p in policies]
+    joined = f" ({scale_up.get('selectPolicy', 'Max')} of)" if len(shown) > 1 else ""
+    return "; ".join(shown) + joined
 
 
 def _metric_name(metric: dict[str, Any]) -> str:

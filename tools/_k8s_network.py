@@ -19,7 +19,13 @@ from tools._k8s_common import (
     selector_text,
     when,
 )
-from tools._k8s_service_checks import port_problems, stray_workloads, unready_published
+from tools._k8s_service_checks import (
+    port_problems,
+    stray_workloads,
+    topology_routing,
+    unready_published,
+    zone_skew,
+)
 from tools._toolkit import check_namespace, cut, finish
 from tools.context import ToolContext
 from tools.registry import tool
@@ -50,7 +56,7 @@ async def k8s_list_services(
     that matches no pod, no ready endpoint, a targetPort the pods do not expose (or with
     another protocol), not-ready pods published behind a cluster IP, a Local traffic policy
     with ready pods on only some nodes, or none in a zone that has nodes (clients sent there
-    reach nothing).
+    reach nothing), zone-kept (topology-aware) routing over pods spread unevenly by zone.
     k8s_service_endpoints shows one Service's pods and addresses by name.
 
     Args:
@@ -63,7 +69,7 @@ async def k8s_list_services(
     owners = Owners(replicasets)
     nodes = await _ready_nodes(ctx) if any(
         "Local" in ((s.get("spec") or {}).get("internalTrafficPolicy"),
-                    (s.get("spec") or {}).get("externalTrafficPolicy"))
+                    (s.get("spec") or {}).get("externalTrafficPolicy")) or topology_routing(s)
         for s in services) else {}
     rows = []
     for service in services:
@@ -160,6 +166,7 @@ def _service_row(service: KubeObject, endpoint: KubeObject | None, pods: list[Ku
         problems += stray_workloads(spec.get("ports") or [], matched, owners or Owners([]))
         problems += _local_traffic(service, ready, nodes or {}, row)
         problems += unready_published(service)
+        problems += zone_skew(service, ready, nodes or {})
     addresses = not_ready = 0
     for subset in (endpoint or {}).get("subsets") or []:
         addresses += len(subset.get("addresses") or [])

@@ -103,3 +103,42 @@ def stray_workloads(ports: list[dict[str, Any]], pods: list[KubeObject],
                 f"({sum(len(by_workload[w]) for w in strays)} of {len(pods)} pods), which do "
                 f"not open port {target}: connections sent there are refused")
     return problems
+
+
+TOPOLOGY_KEYS = ("service.kubernetes.io/topology-mode",
+                 "service.kubernetes.io/topology-aware-hints")
+
+
+def topology_routing(service: KubeObject) -> str:
+    """How the Service keeps traffic in the caller's zone ("topology-mode: Auto",
+    "trafficDistribution: PreferClose"), "" when it does not."""
+    annotations = (service.get("metadata") or {}).get("annotations") or {}
+    for key in TOPOLOGY_KEYS:
+        if str(annotations.get(key, "")).lower() not in ("", "disabled", "false"):
+            return f"{key}: {annotations[key]}"
+    distribution = (service.get("spec") or {}).get("trafficDistribution")
+    return f"trafficDistribution: {distribution}" if distribution else ""
+
+
+def zone_skew(service: KubeObject, ready: list[KubeObject], zones: dict[str, str]) -> list[str]:
+    """Topology-aware routing over ready pods spread unevenly across zones: each zone's
+    callers reach only that zone's pods, so a zone left with one pod (after a reschedule,
+    with no zone spread constraint) sends all its callers to it while the others idle."""
+    routing = topology_routing(service)
+    if not routing or not zones:
+        return []
+    per_zone = dict.fromkeys(sorted(set(zones.values()) - {""}), 0)
+    for pod in ready:
+        zone = zones.get(str((pod.get("spec") or {}).get("nodeName")), "")
+        if zone in per_zone:
+            per_zone[zone] += 1
+    served = {zone: count for zone, count in per_zone.items() if count}
+    if len(served) < 2:
+        return []
+    fewest = min(served, key=lambda zone: (served[zone], zone))
+    if served[fewest] * 2 > max(served.values()):
+        return []
+    spread = ", ".join(f"{zone} {count}" for zone, count in served.items())
+    return [f"topology-aware routing ({routing}) keeps each zone's callers on that zone's "
+            f"ready pods, which are uneven ({spread}): the {served[fewest]} pod(s) in "
+            f"{fewest} take all of that zone's traffic"]

@@ -249,6 +249,7 @@ class Autoscaler:
     metrics: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     source: Observation | None = None
+    scale_up: str = ""  # its behavior.scaleUp rate ("1 pod per 300s"), "" for the default
 
 
 @dataclass(slots=True)

@@ -241,7 +241,8 @@ def read_autoscalers(obs: Observation, facts: Facts) -> None:
             namespace=ns, name=str(row.get("name")), target=ref_of(row.get("target"), ns),
             maximum=as_int(maximum) if maximum else None, desired=as_int(row.get("desired")),
             at_max=bool(row.get("at_max")), metrics=as_strs(row.get("metrics")),
-            problems=as_strs(row.get("problems")), source=obs)
+            problems=as_strs(row.get("problems")), source=obs,
+            scale_up=str(row.get("scale_up") or ""))
 
 
 def read_quotas(obs: Observation, facts: Facts) -> None:

@@ -3,7 +3,8 @@
 cpu_throttling: a large share of CFS periods throttled (metrics) under a CPU limit, with
 latency rising (for the cluster's DNS server, its callers' lookups failing), best when the
 throttling began with the trouble. autoscaling_limit: a HorizontalPodAutoscaler sits at its
-maximum while a metric is above target (ScalingLimited) and the workload is saturated. When
+maximum while a metric is above target (ScalingLimited) and the workload is saturated, or
+its scale-up policy holds it far below its maximum while the metric stays high. When
 both hold for one workload the autoscaler is the limit that matters (ranking.py).
 """
 
@@ -88,7 +89,11 @@ def _autoscaling(facts: Facts) -> list[Candidate]:
     if blind and (server := _idle_metrics_server(facts)) is not None:
         found.append(_metrics_gone(facts, server, blind))
     for (namespace, name), hpa in facts.autoscalers.items():
-        if not hpa.at_max or (target := _target(facts, hpa)) is None:
+        if (target := _target(facts, hpa)) is None:
+            continue
+        if not hpa.at_max:
+            if (held := _rate_limited(facts, hpa, target)) is not None:
+                found.append(held)
             continue
         entry = Candidate("autoscaling_limit", target)
         limited = [p for p in hpa.problems if "ScalingLimited" in p or "TooManyReplicas" in p]
@@ -103,19 +108,48 @@ def _autoscaling(facts: Facts) -> list[Candidate]:
         if hpa.desired > (hpa.maximum or 0):
             entry.add(0.15, f"it wants {hpa.desired} replicas", (f"desired: {hpa.desired}",),
                       hpa.source, (t.AUTOSCALERS,), "hpa-desired")
-        signals = facts.signals_of(target)
-        if signals is not None:
-            for key in ("latency", "requests", "cpu"):
-                signal = signals.get(key)
-                if signal.get("abnormal"):
-                    entry.add(0.2, str(signal.get("why")), ("p99 rose", "5xx ratio rose", "CPU"),
-                              signals.source, (t.SIGNALS,), f"saturated-{key}")
+        _saturation(facts, target, entry)
         entry.fix = (f"Raise maxReplicas of HorizontalPodAutoscaler {namespace}/{name} (now "
                      f"{hpa.maximum}) and make sure the cluster has room for the extra pods, or "
                      f"make {target.name} cheaper per request.")
         entry.follow(t.SIGNALS, target.workload_args, f"see how saturated {target.name} is")
         found.append(entry)
     return found
+
+
+def _saturation(facts: Facts, target: Ref, entry: Candidate) -> None:
+    """The target's own signs of running short while its autoscaler does not keep up."""
+    signals = facts.signals_of(target)
+    if signals is None:
+        return
+    for key in ("latency", "requests", "cpu"):
+        signal = signals.get(key)
+        if signal.get("abnormal"):
+            entry.add(0.2, str(signal.get("why")), ("p99 rose", "5xx ratio rose", "CPU"),
+                      signals.source, (t.SIGNALS,), f"saturated-{key}")
+
+
+def _rate_limited(facts: Facts, hpa: Autoscaler, target: Ref) -> Candidate | None:
+    """An autoscaler far below its maximum whose scale-up policy (behavior.scaleUp) holds
+    it back while a metric stays above target: it is scaling, which looks healthy, but one
+    step per period falls behind a load that grows faster."""
+    held = next((p for p in hpa.problems if "ScaleUpLimited" in p), "")
+    if not held or not hpa.scale_up or not any("above target" in p for p in hpa.problems):
+        return None
+    entry = Candidate("autoscaling_limit", target)
+    entry.add(0.5, f"HorizontalPodAutoscaler {hpa.name} may add only {hpa.scale_up} "
+              f"(behavior.scaleUp), {hpa.desired} of {hpa.maximum} replicas: {held[:80]}",
+              (held[:60], hpa.scale_up), hpa.source, (t.AUTOSCALERS,), "hpa-rate")
+    if over := [m for m in hpa.metrics if "/ target" in m]:
+        entry.add(0.25, f"its metric is above target: {over[0]}", (over[0],), hpa.source,
+                  (t.AUTOSCALERS,), "hpa-above")
+    _saturation(facts, target, entry)
+    entry.fix = (f"Loosen the scale-up policy of HorizontalPodAutoscaler {hpa.namespace}/"
+                 f"{hpa.name} (now {hpa.scale_up}): allow a percentage or several pods per "
+                 "short period (for example 100% per 60s) so it keeps up with the load; "
+                 f"maxReplicas ({hpa.maximum}) is not what holds it back.")
+    entry.follow(t.SIGNALS, target.workload_args, f"see how saturated {target.name} is")
+    return entry
 
 
 def _idle_metrics_server(facts: Facts) -> Ref | None:

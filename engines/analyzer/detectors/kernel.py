@@ -18,23 +18,28 @@ from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors._common import (
     DESCRIBE,
     ERRORS,
+    EVENT_TOOLS,
     LOG_TOOLS,
     NODES,
     PODS,
     hosted,
     level_of,
     pattern_workloads,
+    recent_events,
 )
 from engines.analyzer.facts import Facts, LogPattern, Ref
 from engines.analyzer.scope import Scope
+from engines.analyzer.transcript import Observation
 
 FAULTS = re.compile(r"nf_conntrack: table full|conntrack table full|"
                     r"blocked for more than \d+ seconds|i/o error,? dev \w+|buffer i/o error|"
                     r"ext4-fs error|xfs \([\w-]+\): .{0,40}error|soft lockup|hard lockup|"
-                    r"neighbou?r table overflow|self-detected stall|tcp: out of memory",
+                    r"neighbou?r table overflow|self-detected stall|tcp: out of memory|"
+                    r"fallen off the bus|NVRM: Xid \([^)]*\): (?:48|6[34]|74|79|9[2-5]|119|120)\b",
                     re.IGNORECASE)
 CONNTRACK = re.compile(r"conntrack", re.IGNORECASE)
-KERNEL_TAG = re.compile(r"^\s*(?:\S+\s+)?kernel:|\bkmsg\b", re.IGNORECASE)
+KERNEL_TAG = re.compile(r"(?:^|\s)kernel:|\bkmsg\b", re.IGNORECASE)
+GPU = re.compile(r"NVRM: Xid|fallen off the bus", re.IGNORECASE)
 KERNEL_SERVICES = frozenset({"kernel", "kmsg", "dmesg", "journal", "systemd-journal"})
 VICTIM_PODS = 2  # failing pods whose node is asked for
 
@@ -61,26 +66,46 @@ def _nodes_of(facts: Facts, pattern: LogPattern, agent: Ref) -> dict[str, str]:
     return pods
 
 
+def _fix(node: str, text: str) -> str:
+    """The remedy for what the kernel says: a full conntrack table is tuned, a lost GPU or a
+    failing disk is the machine's, so the node goes."""
+    if CONNTRACK.search(text):
+        return (f"Raise net.netfilter.nf_conntrack_max on node {node} (as on the other nodes), "
+                "or cordon, drain and replace it; its pods' connections are dropped there, not "
+                "by what they call.")
+    if GPU.search(text):
+        return (f"Cordon and drain node {node}, then reset or replace its GPU (reboot or "
+                "replace the node): its kernel reports the GPU lost (NVRM Xid), so pods there "
+                "cannot use CUDA; the same workload on other nodes is fine, so the code and "
+                "the model are not the cause.")
+    return (f"Cordon and drain node {node} and replace it: its kernel reports a failing disk "
+            "or hung tasks, and its pods hang with it; the same workloads elsewhere are fine.")
+
+
+def _report(found: dict[str, Candidate], node: str, line: str, count: int, via: str,
+            observation: Observation | None, tools: tuple[str, ...]) -> None:
+    entry = found.setdefault(node, Candidate("node_failure", Ref("Node", "", node)))
+    quote = FAULTS.search(line)
+    needle = quote.group(0) if quote else line[:40]
+    entry.add(0.55, f"the kernel of node {node} logs {line[:90]!r} ×{count} ({via})",
+              (needle,), observation, tools, f"kernel-{needle[:20]}")
+    if not entry.fix:
+        entry.fix = _fix(node, line)
+        entry.follow(PODS, {"node": node}, f"see what runs on {node}")
+        entry.follow(NODES, {"name": node}, f"read node {node}'s conditions")
+
+
 def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found: dict[str, Candidate] = {}
     for pattern, agent in kernel_faults(facts):
         for node in (n for n in _nodes_of(facts, pattern, agent).values() if n):
-            entry = found.setdefault(node, Candidate("node_failure", Ref("Node", "", node)))
-            quote = FAULTS.search(pattern.text)
-            line = (pattern.example or pattern.template)[:90]
-            entry.add(0.55, f"the kernel of node {node} logs {line!r} ×{pattern.count} "
-                      f"(shipped by {agent.name})", (quote.group(0) if quote else line[:40],),
-                      pattern.source, LOG_TOOLS, f"kernel-{quote.group(0)[:20] if quote else ''}")
-            if entry.fix:
-                continue
-            entry.fix = (f"Raise net.netfilter.nf_conntrack_max on node {node} (as on the other "
-                         "nodes), or cordon, drain and replace it; its pods' connections are "
-                         "dropped there, not by what they call." if CONNTRACK.search(pattern.text)
-                         else f"Cordon and drain node {node} and replace it: its kernel reports "
-                         "a failing disk or hung tasks, and its pods hang with it; the same "
-                         "workloads elsewhere are fine.")
-            entry.follow(PODS, {"node": node}, f"see what runs on {node}")
-            entry.follow(NODES, {"name": node}, f"read node {node}'s conditions")
+            _report(found, node, pattern.example or pattern.template, pattern.count,
+                    f"shipped by {agent.name}", pattern.source, LOG_TOOLS)
+    # node-problem-detector also reports kernel faults as the Node's own warning events.
+    for event in recent_events(facts, warnings=True):
+        if event.kind == "Node" and event.name and FAULTS.search(event.message):
+            _report(found, event.name, event.message, event.count,
+                    f"{event.reason} event", event.source, EVENT_TOOLS)
     for node, entry in found.items():
         _victims(facts, node, entry)
     return list(found.values())

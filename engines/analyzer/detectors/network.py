@@ -41,6 +41,8 @@ BLOCKED = ("i/o timeout", "connection timed out", "connect timed out", "timed ou
 NODE_LOCAL = "internalTrafficPolicy Local"
 # ... and for a load-balanced one whose pods miss a zone the load balancer sends clients to.
 ZONE_LOCAL = "externalTrafficPolicy Local"
+# ... and for one that keeps callers in their zone while its pods are spread unevenly.
+ZONE_KEPT = "topology-aware routing"
 
 
 def names_service(sighting: Sighting, namespace: str, service: str, facts: Facts) -> bool:
@@ -69,7 +71,7 @@ def own_fault(problems: Sequence[str]) -> str | None:
     its own doing: a selector that matches nothing or too much, a port the pods do not open
     or open with another protocol, traffic kept on nodes or zones without its pods."""
     return next((p for p in problems if "matches no pod" in p or "targetPort" in p
-                 or "no selector" in p or NODE_LOCAL in p or ZONE_LOCAL in p
+                 or "no selector" in p or NODE_LOCAL in p or ZONE_LOCAL in p or ZONE_KEPT in p
                  or "selector also matches" in p or " but the pods' port " in p
                  or UNREADY_PUBLISHED in p), None)
 
@@ -215,7 +217,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
                      else f"Spread {name}'s pods over every zone (a topology spread "
                      f"constraint), turn on cross-zone load balancing, or set Service "
                      f"{namespace}/{name}'s externalTrafficPolicy to Cluster." if ZONE_LOCAL
-                     in fault else f"Remove publishNotReadyAddresses from Service "
+                     in fault else f"Turn off topology-aware routing on Service "
+                     f"{namespace}/{name} (remove its topology-mode annotation or "
+                     f"trafficDistribution), or spread {name}'s pods evenly over the zones "
+                     "(a zone topologySpreadConstraint, then a rollout to rebalance), so no "
+                     "zone's callers all land on a few pods." if ZONE_KEPT in fault
+                     else f"Remove publishNotReadyAddresses from Service "
                      f"{namespace}/{name} (keep it only on a headless Service for peer "
                      "discovery) so that starting and terminating pods leave its endpoints."
                      if UNREADY_PUBLISHED in fault else f"Fix the {what} of Service "
