@@ -140,9 +140,9 @@ def _rate_limited(facts: Facts, hpa: Autoscaler, target: Ref) -> Candidate | Non
     entry.add(0.5, f"HorizontalPodAutoscaler {hpa.name} may add only {hpa.scale_up} "
               f"(behavior.scaleUp), {hpa.desired} of {hpa.maximum} replicas: {held[:80]}",
               (held[:60], hpa.scale_up), hpa.source, (t.AUTOSCALERS,), "hpa-rate")
-    if over := [m for m in hpa.metrics if "/ target" in m]:
-        entry.add(0.25, f"its metric is above target: {over[0]}", (over[0],), hpa.source,
-                  (t.AUTOSCALERS,), "hpa-above")
+    if measured := [m for m in hpa.metrics if "/ target" in m]:  # one is over (the problem)
+        entry.add(0.25, f"its metrics against target: {', '.join(measured[:3])}",
+                  (measured[0],), hpa.source, (t.AUTOSCALERS,), "hpa-above")
     _saturation(facts, target, entry)
     entry.fix = (f"Loosen the scale-up policy of HorizontalPodAutoscaler {hpa.namespace}/"
                  f"{hpa.name} (now {hpa.scale_up}): allow a percentage or several pods per "
