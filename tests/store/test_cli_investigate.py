@@ -155,21 +155,33 @@ async def _running(url: str) -> str | None:
         await store.close()
 
 
+async def _until_thinking(
+    server: FakeOpenAIServer, url: str, process: asyncio.subprocess.Process,
+) -> None:
+    """Wait until the other process has asked the model and its record has begun. A CI
+    machine shared with other work can take tens of seconds just to import the CLI, so the
+    wait is a generous deadline, and a CLI that exits early fails at once with its stderr."""
+    deadline = asyncio.get_running_loop().time() + 120
+    while asyncio.get_running_loop().time() < deadline:
+        if process.returncode is not None:
+            _, err = await process.communicate()
+            raise AssertionError(f"the CLI exited {process.returncode}: {err.decode()}")
+        if server.chat_requests and await _running(url) is not None:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the investigation never started within 120 s")
+
+
 async def test_an_interrupted_investigation_is_recorded_as_stopped(db_url: str) -> None:
     """Ctrl-C while the model thinks: the process says so and the record ends stopped, so
     no investigation stays "running" for ever (and the bot never resumes a CLI run)."""
     async with FakeOpenAIServer() as server:
-        server.script(Completion("thinking", delay=60))
+        server.script(Completion("thinking", delay=600))
         process = await asyncio.create_subprocess_exec(
             *_cli(), cwd=ROOT, env=_environment(server, db_url),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         try:
-            for _ in range(300):  # the other process: poll the store until it has begun
-                if server.chat_requests and await _running(db_url) is not None:
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                raise AssertionError("the investigation never started")
+            await _until_thinking(server, db_url, process)
             process.send_signal(signal.SIGINT)
             out, err = await asyncio.wait_for(process.communicate(), 30)
         finally:
