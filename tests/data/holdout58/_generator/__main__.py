@@ -1,0 +1,5 @@
+"""Entry point: write the holdout58 scenarios."""
+
+from . import main
+
+main()
