@@ -38,7 +38,8 @@ def summarize_events(events: Sequence[KubeObject], now: datetime, limit: int,
     alone. Warnings first, then the most recent.
 
     `object` is always a real "Kind/name" (the latest one of the group) and
-    `similar_objects` counts the others, so a row can be matched to its owner.
+    `similar_objects` counts the others, so a row can be matched to its owner. Its
+    `message` is the group's latest, unless that is a bare "Error: X" and another says why.
     """
     groups: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
     for event in events:
@@ -55,10 +56,14 @@ def summarize_events(events: Sequence[KubeObject], now: datetime, limit: int,
         group["count"] += count
         group["objects"].add(f"{kind}/{name}")
         group["first"] = min(group["first"], first)
+        message = str(event.get("message") or event.get("note") or "")
         if last >= group["last"] or not group["message"]:
             group["last"] = max(group["last"], last)
-            group["message"] = event.get("message") or event.get("note") or ""
             group["latest"] = f"{kind}/{name}"
+            if not (_BARE.match(message) and group["message"]):
+                group["message"] = message
+        if _BARE.match(group["message"]) and not _BARE.match(message):
+            group["message"] = message  # the line that says why beats a bare "Error: X"
     rows = []
     for (namespace, _, _, reason, type_), group in _merge_many(groups).items():
         warning = type_ == "Warning"
@@ -78,6 +83,10 @@ def summarize_events(events: Sequence[KubeObject], now: datetime, limit: int,
 
 
 _MANY = 3
+# The kubelet's bare status lines ("Error: ImagePullBackOff", "Error: ErrImagePull"), which it
+# repeats far more often than the one of the same reason that says why ("Failed to pull
+# image ...: no space left on device"): a group shows the one that says why.
+_BARE = re.compile(r"^Error: \w+$")
 
 
 def _merge_many(

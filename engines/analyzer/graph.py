@@ -55,9 +55,10 @@ ROLLOUT = "bad_rollout"
 LEAST = {CALLS: 0.5, HURTS: 0.5, SCALES: 0.4}  # how strong the cause must be
 # Clues by which a candidate shows it harms what it affects (a revision that floods its
 # callee, whose new output its consumers reject, that starves its neighbours of CPU; a
-# client that holds most of a database's connections).
+# client that holds most of a database's connections; an image that fills the disk of the
+# nodes it is pulled onto).
 HARMS = frozenset({"overloads-callee", "named-by-victims", "starved-neighbours",
-                   "unreadable-answers", "holds-connections"})
+                   "unreadable-answers", "holds-connections", "fills-image-filesystem"})
 # A node's own fault (hung I/O, lost network, pressure) also explains the failing probes of
 # the pods it hosts: they answer slowly or not at all because the node does.
 NODE_VICTIMS = frozenset({"probe_failure"})

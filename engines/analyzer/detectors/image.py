@@ -1,9 +1,11 @@
-"""image_pull: the image cannot be pulled (wrong name or tag, registry auth).
+"""image_pull: the image cannot be pulled (wrong name or tag, registry auth, no room).
 
 Signals: containers waiting in ErrImagePull / ImagePullBackOff / InvalidImageName, and
 "Failed to pull image" events, whose message says why (not found, unauthorized...). Pulls
 refused for want of valid credentials while the CronJob that renews the registry token
-fails are that CronJob's fault.
+fails are that CronJob's fault. An image too big for its nodes' image filesystem ("no space
+left on device" while extracting a layer) fills the disk it is pulled onto: the kubelet's
+failing image garbage collection on those nodes is its effect, not a node fault of their own.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 
 from engines.analyzer.candidates import Candidate, Clue
 from engines.analyzer.detectors import _common as t
-from engines.analyzer.facts import Facts, Ref
+from engines.analyzer.facts import Facts, Observation, Ref
 from engines.analyzer.scope import Scope
 
 PULL_STATES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
@@ -21,12 +23,20 @@ PULL_MESSAGES = ("Failed to pull image", "pull access denied", "manifest unknown
                  "not found", "unauthorized", "authentication required", "Back-off pulling image",
                  "ErrImagePull", "ImagePullBackOff", "no basic auth credentials",
                  "denied", "forbidden", "InvalidImageName")
+# The pull itself ran out of room on the node's image filesystem.
+NO_ROOM = ("no space left on device", "enospc", "disk quota exceeded", "not enough space")
+IMAGE_GC = ("FreeDiskSpaceFailed", "ImageGCFailed")  # a kubelet that cannot free image room
 AUTH = ("unauthorized", "authentication required", "pull access denied", "denied",
         "no basic auth credentials", "forbidden", "401", "403")
 
 
 def _fix(ref: Ref, image: str, message: str) -> str:
     what = f"image {image}" if image else "its image"
+    if t.phrase_in(message, NO_ROOM):
+        return (f"{what.capitalize()} of {ref.kind} {ref.namespace}/{ref.name} does not fit the "
+                "image filesystem of the nodes it is pulled onto: give that node pool a bigger "
+                "root or image volume (or pin the workload to nodes that have one), slim the "
+                "image, and keep image garbage collection able to free room.")
     if t.phrase_in(message, AUTH):
         return (f"Give {ref.kind} {ref.namespace}/{ref.name} registry credentials that can pull "
                 f"{what} (fix the imagePullSecret or the registry permissions).")
@@ -38,6 +48,7 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
     found: dict[Ref, Candidate] = {}
     images: dict[Ref, str] = {}
     messages: dict[Ref, list[str]] = {}
+    no_room: dict[Ref, tuple[str, Observation | None]] = {}
 
     def candidate(ref: Ref) -> Candidate:
         return found.setdefault(ref, Candidate("image_pull", ref))
@@ -72,8 +83,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         if (owner := t.event_workload(facts, event)) is None:
             continue
         messages.setdefault(owner, []).append(event.message)
+        if (phrase := t.phrase_in(event.message, NO_ROOM)) is not None:
+            no_room.setdefault(owner, (phrase, event.source))
         candidate(owner).add(0.45, event.message[:140], (event.message[:60],), event.source,
                              t.EVENT_TOOLS, "pull-event")
+    for ref, (phrase, seen) in no_room.items():
+        _fills_nodes(found[ref], ref, facts, phrase, seen)
     for ref, entry in found.items():
         entry.fix = _fix(ref, images.get(ref, ""), " ".join(messages.get(ref, [])))
         entry.follow(t.DESCRIBE, ref.pod_args, f"see why {ref.name}'s image does not pull")
@@ -92,6 +107,22 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
 # expire and every pull that needs them is refused, while running pods go on.
 REFRESHER = re.compile(r"cred|token|registry|pull-?secret|docker-?config|ecr|gcr|acr|"
                        r"image-?pull", re.IGNORECASE)
+
+
+def _fills_nodes(entry: Candidate, ref: Ref, facts: Facts, phrase: str,
+                 seen: Observation | None) -> None:
+    """The nodes whose image filesystem the pull fills: those its waiting pods are on, and
+    those whose kubelet cannot free room for images meanwhile."""
+    nodes = sorted({pod.node for owner, pod in t.owned_pods(facts) if owner == ref and pod.node
+                    and any(c.waiting in PULL_STATES for c in pod.containers)} |
+                   {e.name for e in t.recent_events(facts, warnings=True)
+                    if e.kind == "Node" and e.reason in IMAGE_GC})
+    if not nodes:
+        return
+    entry.affects = tuple(dict.fromkeys((*entry.affects, *(Ref("Node", "", n) for n in nodes))))
+    entry.add(0.3, f"its image does not fit the image filesystem of {len(nodes)} node(s) "
+              f"({', '.join(nodes[:2])}): {phrase} while pulling", (phrase,), seen,
+              t.EVENT_TOOLS, "fills-image-filesystem")
 
 
 def _registry(image: str) -> str:
