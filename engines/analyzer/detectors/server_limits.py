@@ -4,9 +4,10 @@ Some servers refuse a client's request for a limit that is the server's, not the
 a search cluster at its shard cap refuses every new index ("this cluster currently has
 [999]/[1000] maximum normal shards open"), so a log shipper's daily indices are never made
 and ingestion stops across the fleet, while the cluster stays green and says nothing in its
-own log. A cache at its memory cap that evicts nothing, or an object store with too few drives
-online, refuses writes the same way. The client is only the messenger: the culprit is the
-server, which the line names by host or by name, or that is the one workload running such a server.
+own log. A cache at its memory cap that evicts nothing, or an object store with too few
+drives online, refuses writes the same way. The client is only the messenger: the culprit is
+the server, which the line names by host or by name, or else the one workload that runs
+such a server.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ SEEN_BY_ANOTHER = 0.25  # each further client that reports the same refusal
 
 
 def _runs(facts: Facts, ref: Ref, cap: str) -> bool:
+    """Whether the workload runs a server of the kind that says `cap` (by its images)."""
     workload = facts.workloads.get(ref)
     return workload is not None and any(
         server in image.lower() for image in workload.images for server in SERVED_BY[cap])
