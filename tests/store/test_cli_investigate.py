@@ -155,6 +155,12 @@ async def _running(url: str) -> str | None:
         await store.close()
 
 
+def _interruptible() -> None:
+    """Ctrl-C as a terminal gives it: a suite started in the background of a shell without
+    job control (`cmd &`, nohup) has SIGINT ignored, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def _until_thinking(
     server: FakeOpenAIServer, url: str, process: asyncio.subprocess.Process,
 ) -> None:
@@ -179,7 +185,8 @@ async def test_an_interrupted_investigation_is_recorded_as_stopped(db_url: str) 
         server.script(Completion("thinking", delay=600))
         process = await asyncio.create_subprocess_exec(
             *_cli(), cwd=ROOT, env=_environment(server, db_url),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            preexec_fn=_interruptible)
         try:
             await _until_thinking(server, db_url, process)
             process.send_signal(signal.SIGINT)
