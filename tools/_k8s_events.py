@@ -52,18 +52,18 @@ def summarize_events(events: Sequence[KubeObject], now: datetime, limit: int,
         first, last = event_times(event)
         count = int(event.get("count") or (event.get("series") or {}).get("count") or 1)
         group = groups.setdefault(key, {"first": first, "last": last, "count": 0,
-                                        "objects": set(), "message": "", "latest": ""})
+                                        "objects": set(), "message": "", "latest": "",
+                                        "why": "", "why_at": ""})
         group["count"] += count
         group["objects"].add(f"{kind}/{name}")
         group["first"] = min(group["first"], first)
         message = str(event.get("message") or event.get("note") or "")
         if last >= group["last"] or not group["message"]:
             group["last"] = max(group["last"], last)
+            group["message"] = message
             group["latest"] = f"{kind}/{name}"
-            if not (_BARE.match(message) and group["message"]):
-                group["message"] = message
-        if _BARE.match(group["message"]) and not _BARE.match(message):
-            group["message"] = message  # the line that says why beats a bare "Error: X"
+        if message and not _BARE.match(message) and last >= group["why_at"]:
+            group["why"], group["why_at"] = message, last  # the latest line that says why
     rows = []
     for (namespace, _, _, reason, type_), group in _merge_many(groups).items():
         warning = type_ == "Warning"
@@ -73,7 +73,8 @@ def summarize_events(events: Sequence[KubeObject], now: datetime, limit: int,
         if with_namespace:
             row["namespace"] = namespace
         row |= {"count": group["count"], "last_seen": when(group["last"], now),
-                "message": shorten(_UID.sub("", str(group["message"])), 320 if warning else 120,
+                "message": shorten(_UID.sub("", str(group["why"] or group["message"])),
+                                   320 if warning else 120,
                                    ends=True)}
         if warning and group["count"] > 1 and group["first"] != group["last"]:
             row["first_seen"] = when(group["first"], now)
@@ -108,6 +109,8 @@ def _merge_many(
             merged["count"] += group["count"]
             merged["objects"] |= group["objects"]
             merged["first"] = min(merged["first"], group["first"])
+            if group["why_at"] > merged["why_at"]:
+                merged["why"], merged["why_at"] = group["why"], group["why_at"]
     return groups
 
 

@@ -28,6 +28,10 @@ def test_a_bare_error_status_gives_way_to_the_line_of_the_same_reason_that_says_
     (row,) = summarize_events(events, NOW, 10)
     assert "no space left on device" in row["message"]
     assert row["object"] == "Pod/ranker-5f8b9-25khc" and row["count"] == 681  # still the latest
+    quota = _failed("ranker-5f8b9-x1", f'Failed to pull image "{IMAGE}": disk quota exceeded',
+                    "2026-11-30T09:45:00Z", 2)
+    (later,) = summarize_events([events[1], events[0], quota], NOW, 10)
+    assert "disk quota exceeded" in later["message"]  # the latest of the lines that say why
     bare_only = summarize_events(events[1:], NOW, 10)
     assert bare_only[0]["message"] == "Error: ImagePullBackOff"
 

@@ -53,7 +53,7 @@ DETECTORS: dict[str, Detector] = {
     "mesh": mesh.detect,  # bad_rollout: a mesh control plane whose proxies now refuse calls
     "dependency": dependency.detect,  # dependency_failure
     "exhaustion": exhaustion.detect,  # resource_exhaustion
-    "server_limits": server_limits.detect,  # resource_exhaustion: a server's cap, told by clients
+    "server_limits": server_limits.detect,  # a server's own limit, told by its clients
     "capacity": capacity.detect,  # cpu_throttling, autoscaling_limit
     "network": network.detect,  # network: Services
     "dns": dns.detect,  # network: the cluster's DNS server

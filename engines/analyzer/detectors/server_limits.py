@@ -78,7 +78,12 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         cap = next(k for k, phrases in CAPS.items() if sighting.phrase in phrases)
         if (server := _server(sighting.pattern.text, client, facts, cap)) is None:
             continue
-        entry = found.setdefault(server, Candidate(CATEGORY[cap], server))
+        if (entry := found.get(server)) is None:
+            entry = found[server] = Candidate(CATEGORY[cap], server)
+            entry.fix = (f"{server.kind} {server.namespace}/{server.name} refuses its clients "
+                         f"for its own {cap}: {FIXES[cap]}.")
+            entry.follow(METRICS, {"metric": WATCH[cap], "since": "3d"},
+                         f"see {server.name}'s {cap} over time")
         count = sighting.pattern.count
         told = f"{sighting.quote[:90]!r}" + (f" ×{count}" if count > 1 else "")
         weight = SEEN_BY_ANOTHER if entry.affects else 0.6
@@ -86,8 +91,4 @@ def detect(facts: Facts, scope: Scope) -> list[Candidate]:
         entry.add(weight * sighting.factor, f"{server.name} refuses {client.name} for its own "
                   f"{cap}: {told}", (sighting.quote, sighting.phrase), sighting.pattern.source,
                   LOG_TOOLS, f"server-cap-{cap}-{client.name}")
-        entry.fix = (f"{server.kind} {server.namespace}/{server.name} refuses its clients for "
-                     f"its own {cap}: {FIXES[cap]}.")
-        entry.follow(METRICS, {"metric": WATCH[cap], "since": "3d"},
-                     f"see {server.name}'s {cap} over time")
     return list(found.values())
